@@ -1,0 +1,36 @@
+"""The ``mathsearch`` command: one typer app, one module per sub-command.
+
+Each ``*_cmd`` module defines ``register(app)``; the commands call the library API and
+turn :class:`~mathsearch.errors.MathsearchError` into one clear sentence and an exit code.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="mathsearch",
+    help="Math-aware search and evaluation for ARQMath / Math Stack Exchange collections.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Math-aware search and evaluation for ARQMath / Math Stack Exchange collections."""
+
+
+def main() -> None:
+    app()
+
+
+def _register_commands() -> None:
+    # One line per sub-command module (helpers add theirs here).
+    from . import index_cmd
+
+    index_cmd.register(app)
+
+
+_register_commands()

@@ -1,0 +1,54 @@
+"""``mathsearch index COLLECTION_DIR --index INDEX_DIR``: build the store (and search indexes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+from ..indexing import build_index
+from ._common import friendly_errors, print_json
+
+DEFAULT_COLLECTION = Path("../shared/data/arqmath/collection")
+
+
+def index(
+    collection: Path = typer.Argument(DEFAULT_COLLECTION, help="ARQMath collection folder or raw Stack Exchange dump."),
+    index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="Where to build (replaced only when complete)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object of counts."),
+) -> None:
+    """Read a collection into INDEX_DIR; print what was read and what was skipped."""
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description:>10}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+        console=console, disable=json_out or not console.is_terminal, transient=True,
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=min(done, total))
+
+        counts = build_index(collection, index_dir, progress)
+    if json_out:
+        out = counts.as_json()
+        print_json({k: out[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")})
+    else:
+        console.print(
+            f"indexed {collection} into {index_dir}: {counts.questions:,} questions, {counts.answers:,} answers, "
+            f"{counts.comments:,} comments, {counts.links:,} links, {counts.formulas:,} formulae "
+            f"in {counts.seconds:.1f} s"
+        )
+        for reason, n in sorted(counts.skipped.items()):
+            console.print(f"  skipped {n:,}: {reason}")
+        for problem in counts.problems[:20]:
+            console.print(f"  [yellow]{problem}[/yellow]", highlight=False)
+    if counts.skipped:
+        raise typer.Exit(1)  # built, but some rows were bad: say so in the exit code
+
+
+def register(app: typer.Typer) -> None:
+    app.command("index")(friendly_errors(index))

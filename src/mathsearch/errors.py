@@ -1,0 +1,22 @@
+"""Errors that stop a command with one clear sentence (no traceback)."""
+
+from __future__ import annotations
+
+
+class MathsearchError(Exception):
+    """Base class: the message is a complete sentence naming the file or field at fault."""
+
+    exit_code = 2
+
+
+class InputError(MathsearchError):
+    """A file is missing, is not of the expected kind, or cannot be read at all."""
+
+
+class FormatError(MathsearchError):
+    """A line of a file is malformed in a way that the caller asked to be strict about."""
+
+    def __init__(self, path: str, line: int, message: str):
+        super().__init__(f"{path}, line {line}: {message}")
+        self.path = path
+        self.line = line

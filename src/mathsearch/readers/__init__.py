@@ -1,0 +1,1 @@
+"""Readers: stream collection, topic, formula, qrels and run files into typed records."""

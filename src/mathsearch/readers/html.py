@@ -1,0 +1,88 @@
+"""Formulae and plain text out of post HTML, titles, comments and topic fields.
+
+ARQMath marks each formula instance as
+``<span class="math-container" id="FORMULA_ID">LaTeX</span>``: in post bodies and topic
+questions the LaTeX is HTML-escaped, in titles and comments it is raw.  Topic files
+also keep the ``$...$`` delimiters inside the span.  Spans without an id are
+un-annotated math: they stay in the text but are not formula instances.
+
+The plain text keeps every formula as ``$LaTeX$`` and each :class:`Formula` records
+where, so text analysis and snippets can find the math again.
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+
+from ..records import Formula
+
+# The content may not hold another span: the sample nests id'd spans in un-annotated ones.
+MATH_SPAN = re.compile(r'<span class="math-container"(?: id="([^"]*)")?\s*>([^<]*(?:<(?!/?span\b)[^<]*)*)</span>')
+_BLOCK_TAG = re.compile(r"</?(?:p|br|div|li|ul|ol|h[1-6]|blockquote|pre|hr|tr|table)\b[^>]*>", re.I)
+_ANY_TAG = re.compile(r"<[^>]*>")
+_SPACES = re.compile(r"[ \t\r\f\v]+")
+_NEWLINES = re.compile(r"\s*\n\s*")
+
+
+def strip_delimiters(latex: str) -> str:
+    """``$$x$$`` -> ``x``; also ``\\(x\\)`` and ``\\[x\\]``; white space inside delimiters removed."""
+    s = latex.strip()
+    if s.startswith("\\(") and s.endswith("\\)") or s.startswith("\\[") and s.endswith("\\]"):
+        return s[2:-2].strip()
+    n = 0
+    while n < len(s) // 2 and s[n] == "$" and s[-1 - n] == "$":
+        n += 1
+    # Without delimiters the LaTeX is kept byte for byte (it must equal the formula TSV).
+    return s[n : len(s) - n].strip() if n else latex
+
+
+def html_fragment_to_text(fragment: str) -> str:
+    """Tags removed (block tags become line breaks), entities decoded, white space tidied."""
+    text = _BLOCK_TAG.sub("\n", fragment)
+    text = _ANY_TAG.sub("", text)
+    text = htmllib.unescape(text)
+    text = _SPACES.sub(" ", text)
+    return _NEWLINES.sub("\n", text)
+
+
+def extract_math(markup: str, *, escaped: bool, is_html: bool) -> tuple[str, list[Formula]]:
+    """Plain text of ``markup`` with formulae as ``$LaTeX$``, and the formula instances with ids.
+
+    ``escaped``: the LaTeX inside spans is HTML-escaped (bodies, topic questions).
+    ``is_html``: the text around the spans is HTML (bodies) rather than plain text
+    (titles, comments).
+    """
+    out: list[str] = []
+    formulas: list[Formula] = []
+    length = 0
+    pos = 0
+    for m in MATH_SPAN.finditer(markup):
+        outside = markup[pos : m.start()]
+        piece = html_fragment_to_text(outside) if is_html else outside
+        out.append(piece)
+        length += len(piece)
+        latex = m.group(2)
+        if escaped:
+            latex = htmllib.unescape(latex)
+        latex = strip_delimiters(latex)
+        shown = f"${latex}$"
+        if m.group(1):
+            formulas.append(Formula(m.group(1), latex, length, length + len(shown)))
+        out.append(shown)
+        length += len(shown)
+        pos = m.end()
+    tail = markup[pos:]
+    out.append(html_fragment_to_text(tail) if is_html else tail)
+    text = "".join(out)
+    return (text.strip() if not formulas else text), formulas
+
+
+def body_text(body_html: str) -> tuple[str, list[Formula]]:
+    """Post body (HTML, escaped LaTeX in spans)."""
+    return extract_math(body_html, escaped=True, is_html=True)
+
+
+def plain_text(text: str) -> tuple[str, list[Formula]]:
+    """Title or comment (plain text, raw LaTeX in spans)."""
+    return extract_math(text, escaped=False, is_html=False)

@@ -1,0 +1,90 @@
+"""Topic files of Tasks 1, 2 and 3 (all years) and their formulae.
+
+``<Topics><Topic number="A.1"><Title/><Question/><Tags/></Topic>...``; Task 2 topics add
+``<Formula_Id>`` and ``<Latex>``.  Title and Question hold HTML whose formulae are
+``<span class="math-container" id="q_N">$...$</span>``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lxml import etree
+
+from ..errors import InputError
+from ..records import FormulaKind, ReadReport, Topic, TopicFormula
+from .arqmath import parse_tags
+from .formula_tsv import read_topic_formulas
+from .html import body_text, extract_math
+
+
+def topic_formulas_from_markup(topic_id: str, title: str, question: str) -> list[TopicFormula]:
+    """Formulae of a topic's title and question, in document order."""
+    out: list[TopicFormula] = []
+    _, in_title = extract_math(title, escaped=True, is_html=True)
+    _, in_question = body_text(question)
+    for kind, found in ((FormulaKind.TITLE, in_title), (FormulaKind.QUESTION, in_question)):
+        out.extend(TopicFormula(f.formula_id, topic_id, f.latex, kind) for f in found)
+    return out
+
+
+def read_topics(
+    path: str | Path,
+    formulas_tsv: str | Path | None = None,
+    report: ReadReport | None = None,
+) -> list[Topic]:
+    """All topics of a topic XML file.
+
+    ``formulas_tsv`` (a topic LaTeX formula file) adds the thread id and any formula the
+    markup lacks; the span text is kept where both exist.
+    """
+    path = Path(path)
+    report = report if report is not None else ReadReport(source=str(path))
+    if not path.is_file():
+        raise InputError(f"{path} does not exist or is not a file.")
+    extra: dict[str, list[TopicFormula]] = {}
+    if formulas_tsv is not None:
+        for tf in read_topic_formulas(formulas_tsv, report):
+            extra.setdefault(tf.topic_id, []).append(tf)
+    topics: list[Topic] = []
+    try:
+        for _, elem in etree.iterparse(str(path), events=("end",), tag="Topic", huge_tree=True):
+            topic_id = (elem.get("number") or "").strip()
+            if not topic_id:
+                report.skip("topic without number", f"{path}:{elem.sourceline}")
+                elem.clear()
+                continue
+
+            def field(name: str) -> str:
+                child = elem.find(name)
+                return (child.text or "") if child is not None else ""
+
+            title, question = field("Title"), field("Question")
+            formulas = topic_formulas_from_markup(topic_id, title, question)
+            # Task 2 topic ids are B.N; the formula files are keyed by the Task 1 id A.N.
+            task1_id = "A." + topic_id.split(".", 1)[1] if topic_id.startswith("B.") else topic_id
+            known = {f.formula_id for f in formulas}
+            for tf in extra.get(task1_id, []):
+                if tf.formula_id not in known:
+                    formulas.append(TopicFormula(tf.formula_id, topic_id, tf.latex, tf.kind, tf.thread_id))
+            thread = next((tf.thread_id for tf in extra.get(task1_id, []) if tf.thread_id), None)
+            if thread is not None:
+                formulas = [TopicFormula(f.formula_id, topic_id, f.latex, f.kind, thread) for f in formulas]
+            formula_id = field("Formula_Id").strip() or None
+            latex = field("Latex").strip() or None
+            topics.append(
+                Topic(
+                    topic_id=topic_id,
+                    title=title.strip(),
+                    question=question.strip(),
+                    tags=parse_tags(field("Tags")),
+                    formulas=tuple(formulas),
+                    formula_id=formula_id,
+                    latex=latex,
+                )
+            )
+            report.rows += 1
+            elem.clear()
+    except etree.XMLSyntaxError as exc:
+        raise InputError(f"{path} is not a readable topic XML file: {exc.msg} (line {exc.lineno}).") from None
+    return topics

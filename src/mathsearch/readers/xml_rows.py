@@ -1,0 +1,106 @@
+"""Stream the ``<row .../>`` elements of a Stack Exchange / ARQMath XML file.
+
+lxml ``iterparse`` does the work; memory stays flat because every row is cleared
+once read.  A malformed row stops libxml2, so from that point on the file is read
+line by line (both formats hold one row per line), each bad line is reported with
+its number and counted, and every good row is still yielded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from lxml import etree
+
+from ..errors import InputError
+from ..records import ReadReport
+
+
+def check_xml_file(path: Path) -> None:
+    """Raise InputError unless ``path`` is an existing file that starts like XML."""
+    if not path.exists():
+        raise InputError(f"{path} does not exist.")
+    if not path.is_file():
+        raise InputError(f"{path} is not a file.")
+    with path.open("rb") as fh:
+        head = fh.read(512).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith(b"<"):
+        raise InputError(f"{path} is not an XML file (it does not start with '<').")
+
+
+class _CountingReader:
+    """File wrapper that tells ``progress`` how many bytes libxml2 has consumed."""
+
+    def __init__(self, fh: BinaryIO, progress: Callable[[int], None]):
+        self._fh = fh
+        self._progress = progress
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._fh.read(size)
+        self._progress(len(chunk))
+        return chunk
+
+
+def iter_xml_rows(
+    path: str | Path,
+    report: ReadReport | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield ``(line, attributes)`` for each ``<row/>`` of ``path``.
+
+    Malformed rows are counted in ``report.skipped['malformed XML row']`` with their line;
+    the caller counts the rows it turns into records.
+    """
+    path = Path(path)
+    check_xml_file(path)
+    report = report if report is not None else ReadReport(source=str(path))
+    last_line = 0
+    seen_root = False
+    fh = path.open("rb")
+    source = _CountingReader(fh, progress) if progress is not None else fh
+    try:
+        for event, elem in etree.iterparse(source, events=("start", "end"), huge_tree=True):
+            if event == "start":
+                seen_root = True
+                continue
+            if elem.tag != "row":
+                continue
+            line = elem.sourceline or 0
+            attrs = dict(elem.attrib)
+            elem.clear()
+            # Drop rows already handed out so the tree never grows.
+            parent = elem.getparent()
+            if parent is not None:
+                while elem.getprevious() is not None:
+                    del parent[0]
+            last_line = line
+            yield line, attrs
+        return
+    except etree.XMLSyntaxError as exc:
+        if not seen_root:
+            raise InputError(f"{path} is not a readable XML file: {exc.msg}") from None
+    finally:
+        fh.close()
+    yield from _iter_rows_by_line(path, last_line, report)
+
+
+def _iter_rows_by_line(path: Path, after_line: int, report: ReadReport) -> Iterator[tuple[int, dict[str, str]]]:
+    """Recovery mode: parse each line after ``after_line`` on its own."""
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if number <= after_line:
+                continue
+            text = raw.strip()
+            if not text or (text.startswith(b"<") and not text.startswith(b"<row")):
+                continue  # declaration, root tags, blank lines
+            if not text.startswith(b"<row"):
+                report.skip("malformed XML row", f"{path}:{number}")
+                continue
+            try:
+                elem = etree.fromstring(text)
+            except etree.XMLSyntaxError as exc:
+                report.skip("malformed XML row", f"{path}:{number} ({exc.msg})")
+                continue
+            yield number, dict(elem.attrib)

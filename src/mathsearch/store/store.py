@@ -1,0 +1,200 @@
+"""Read access to the collection store of an INDEX_DIR.
+
+The store answers the questions that systems, run validation and evaluation ask
+of a collection: posts and threads, formula instances and their visual ids,
+links between questions.  Post and formula ids are handed out as strings, as
+they appear in run and qrels files.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..records import LinkType
+from .schema import SCHEMA_VERSION, STORE_FILE
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPost:
+    post_id: int
+    post_type: int
+    thread_id: int
+    parent_id: int | None
+    title: str | None  # plain text, formulae as $LaTeX$ (questions only)
+    tags: tuple[str, ...]
+    body: str  # HTML
+    text: str  # plain text, formulae as $LaTeX$
+    score: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFormula:
+    formula_id: int
+    post_id: int
+    thread_id: int
+    kind: str
+    comment_id: int | None
+    visual_id: str | None
+    latex: str
+
+
+_POST_COLS = "post_id, post_type, thread_id, parent_id, title, tags, body, text, score"
+_FORMULA_COLS = "formula_id, post_id, thread_id, kind, comment_id, visual_id, latex"
+
+
+def _post(row: tuple) -> StoredPost:
+    return StoredPost(row[0], row[1], row[2], row[3], row[4], tuple(row[5].split()) if row[5] else (), row[6], row[7], row[8])
+
+
+def _chunks(ids: list[int], n: int = 900) -> Iterator[list[int]]:
+    for i in range(0, len(ids), n):
+        yield ids[i : i + n]
+
+
+def _ints(ids: Iterable[Any]) -> list[int]:
+    out = []
+    for x in ids:
+        try:
+            out.append(int(x))
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+class Store:
+    """A read-only view of ``INDEX_DIR/store.sqlite``."""
+
+    def __init__(self, index_dir: Path, db: sqlite3.Connection):
+        self.index_dir = index_dir
+        self.db = db
+
+    @classmethod
+    def open(cls, index_dir: str | Path) -> Store:
+        index_dir = Path(index_dir)
+        path = index_dir / STORE_FILE
+        if not path.is_file():
+            raise InputError(f"{index_dir} holds no collection store ({STORE_FILE}): build it with `mathsearch index`.")
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            version = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{path} is not a mathsearch store ({exc}).") from None
+        if version is None or int(version[0]) != SCHEMA_VERSION:
+            raise InputError(
+                f"{path} was built with store schema {version[0] if version else '?'}, this mathsearch reads "
+                f"schema {SCHEMA_VERSION}: rebuild it with `mathsearch index`."
+            )
+        return cls(index_dir, db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what the store holds -------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+
+    def counts(self) -> dict[str, Any]:
+        return json.loads(self.meta().get("counts", "{}"))
+
+    # -- posts ----------------------------------------------------------------------------
+    def post(self, post_id: int | str) -> StoredPost | None:
+        row = self.db.execute(f"SELECT {_POST_COLS} FROM posts WHERE post_id=?", (int(post_id),)).fetchone()
+        return _post(row) if row else None
+
+    def posts(self, post_ids: Iterable[int | str]) -> dict[int, StoredPost]:
+        out: dict[int, StoredPost] = {}
+        for chunk in _chunks(_ints(post_ids)):
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(f"SELECT {_POST_COLS} FROM posts WHERE post_id IN ({marks})", chunk):
+                out[row[0]] = _post(row)
+        return out
+
+    def iter_posts(self, post_type: int | None = None) -> Iterator[StoredPost]:
+        if post_type is None:
+            rows = self.db.execute(f"SELECT {_POST_COLS} FROM posts ORDER BY post_id")
+        else:
+            rows = self.db.execute(f"SELECT {_POST_COLS} FROM posts WHERE post_type=? ORDER BY post_id", (post_type,))
+        for row in rows:
+            yield _post(row)
+
+    def iter_answers(self) -> Iterator[StoredPost]:
+        return self.iter_posts(2)
+
+    def answers_of(self, thread_id: int) -> list[StoredPost]:
+        rows = self.db.execute(f"SELECT {_POST_COLS} FROM posts WHERE thread_id=? AND post_type=2", (thread_id,))
+        return [_post(r) for r in rows]
+
+    def comments_of(self, post_id: int) -> list[tuple[int, str]]:
+        return self.db.execute("SELECT comment_id, text FROM comments WHERE post_id=? ORDER BY comment_id", (post_id,)).fetchall()
+
+    def post_type(self, post_id: int | str) -> int | None:
+        """1 question, 2 answer, None when the post is not in the collection."""
+        try:
+            row = self.db.execute("SELECT post_type FROM posts WHERE post_id=?", (int(post_id),)).fetchone()
+        except (TypeError, ValueError):
+            return None
+        return row[0] if row else None
+
+    def answer_ids(self) -> set[str]:
+        return {str(r[0]) for r in self.db.execute("SELECT post_id FROM posts WHERE post_type=2")}
+
+    def post_ids(self) -> set[str]:
+        return {str(r[0]) for r in self.db.execute("SELECT post_id FROM posts")}
+
+    # -- links ----------------------------------------------------------------------------
+    def linked(self, post_id: int, link_type: LinkType | None = None) -> list[int]:
+        """Questions linked to ``post_id`` in either direction."""
+        sql = (
+            "SELECT related_post_id FROM links WHERE post_id=?{t} UNION SELECT post_id FROM links WHERE related_post_id=?{t}"
+        ).format(t="" if link_type is None else f" AND link_type={int(link_type)}")
+        return [r[0] for r in self.db.execute(sql, (post_id, post_id))]
+
+    # -- formulae -------------------------------------------------------------------------
+    def formula(self, formula_id: int | str) -> StoredFormula | None:
+        try:
+            row = self.db.execute(f"SELECT {_FORMULA_COLS} FROM formulas WHERE formula_id=?", (int(formula_id),)).fetchone()
+        except (TypeError, ValueError):
+            return None
+        return StoredFormula(*row) if row else None
+
+    def formula_kind(self, formula_id: int | str) -> str | None:
+        f = self.formula(formula_id)
+        return f.kind if f else None
+
+    def visual_id(self, formula_id: int | str) -> str | None:
+        f = self.formula(formula_id)
+        return f.visual_id if f else None
+
+    def visual_ids(self, formula_ids: Iterable[int | str]) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for chunk in _chunks(_ints(formula_ids)):
+            marks = ",".join("?" * len(chunk))
+            for fid, vid in self.db.execute(f"SELECT formula_id, visual_id FROM formulas WHERE formula_id IN ({marks})", chunk):
+                out[str(fid)] = vid
+        return out
+
+    def formulas_of(self, post_id: int) -> list[StoredFormula]:
+        rows = self.db.execute(f"SELECT {_FORMULA_COLS} FROM formulas WHERE post_id=? ORDER BY formula_id", (post_id,))
+        return [StoredFormula(*r) for r in rows]
+
+    def iter_formulas(self, kinds: Iterable[str] | None = None) -> Iterator[StoredFormula]:
+        if kinds is None:
+            rows = self.db.execute(f"SELECT {_FORMULA_COLS} FROM formulas ORDER BY formula_id")
+        else:
+            kinds = list(kinds)
+            marks = ",".join("?" * len(kinds))
+            rows = self.db.execute(f"SELECT {_FORMULA_COLS} FROM formulas WHERE kind IN ({marks}) ORDER BY formula_id", kinds)
+        for r in rows:
+            yield StoredFormula(*r)
