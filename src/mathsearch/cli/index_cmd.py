@@ -40,12 +40,13 @@ def index(
         console.print(
             f"indexed {collection} into {index_dir}: {counts.questions:,} questions, {counts.answers:,} answers, "
             f"{counts.comments:,} comments, {counts.links:,} links, {counts.formulas:,} formulae "
-            f"in {counts.seconds:.1f} s"
+            f"in {counts.seconds:.1f} s",
+            soft_wrap=True,
         )
         for reason, n in sorted(counts.skipped.items()):
-            console.print(f"  skipped {n:,}: {reason}")
+            console.print(f"  skipped {n:,}: {reason}", soft_wrap=True)
         for problem in counts.problems[:20]:
-            console.print(f"  [yellow]{problem}[/yellow]", highlight=False)
+            console.print(f"  [yellow]{problem}[/yellow]", highlight=False, soft_wrap=True)
     if counts.skipped:
         raise typer.Exit(1)  # built, but some rows were bad: say so in the exit code
 
