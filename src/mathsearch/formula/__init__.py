@@ -1,0 +1,1 @@
+"""Formulae: LaTeX to symbol layout trees (SLT) and operator trees (OPT). Work in progress."""

@@ -1,0 +1,912 @@
+"""LaTeX (as written on Math Stack Exchange) to a symbol layout tree; never raises.
+
+One compiled regular expression splits the string into tokens, and a recursive-descent
+parser whose nesting is capped at :data:`MAX_DEPTH` builds :class:`~mathsearch.formula.slt.SNode`
+lines.  Past the cap, braces are read flat (their content stays on the current line), so 100 kB
+of ``{`` costs one pass and no recursion.  Every repair (a missing ``}``, a ``\\left`` without
+``\\right``, a double superscript, a macro expanding without end...) is recorded in ``errors``
+and makes ``recovered`` true; unknown macros are kept as ``U!\\name`` symbols and are not errors.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+
+from .slt import SNode
+from .symbols import (
+    ACCENT_CMDS,
+    BIGOP_CMDS,
+    BIN_CMDS,
+    CHAR_NORMAL,
+    CHAR_ROLE,
+    CLOSE_CMDS,
+    FENCE_CMDS,
+    FONT_CMDS,
+    FONT_SWITCHES,
+    FUNC_ALIAS,
+    FUNC_NAMES,
+    GREEK,
+    IDENT_CMDS,
+    IGNORED_CMDS,
+    LIMIT_FUNCS,
+    ONE_ARG_INLINE,
+    OPEN_CMDS,
+    PREFIX_CMDS,
+    REL_CMDS,
+    SIZE_CMDS,
+    SKIP_ONE_ARG,
+    SPACE_CHARS,
+    SYMBOL_CMDS,
+    TEXT_CMDS,
+    UNDER_ACCENTS,
+    styled,
+)
+
+MAX_DEPTH = 40  # structural nesting cap: deeper braces are read flat (and reported)
+MAX_ERRORS_KEPT = 16
+
+_TOKEN = re.compile(
+    r"\\[a-zA-Z]+|\\.|[0-9]+(?:\.[0-9]+)?|&(?:[a-zA-Z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});|\S",
+    re.S,
+)
+
+_RBRACE = frozenset({"}"})
+_RIGHT = frozenset({"\\right"})
+_RBRACK = frozenset({"]"})
+_OF = frozenset({"\\of"})
+_CELL = frozenset({"&", "\\\\", "\\cr", "\\end"})
+_TOP: frozenset[str] = frozenset()
+_OVER = {"over": "FRAC", "above": "FRAC", "atop": "ATOP", "choose": "ATOP", "brack": "ATOP",
+         "brace": "ATOP"}
+_OVER_FENCES = {"choose": ("(", ")"), "brack": ("[", "]"), "brace": ("{", "}")}
+_MATRIX_FENCES = {
+    "pmatrix": ("(", ")"), "bmatrix": ("[", "]"), "Bmatrix": ("{", "}"), "vmatrix": ("|", "|"),
+    "Vmatrix": ("‖", "‖"), "cases": ("{", ""), "dcases": ("{", ""), "numcases": ("{", ""),
+    "rcases": ("", "}"), "psmallmatrix": ("(", ")"), "bsmallmatrix": ("[", "]"),
+}
+_INLINE_ENVS = {"equation", "equation*", "displaymath", "math", "center", "document", "flushleft"}
+_ENV_WITH_ARG = {"array", "alignat", "alignat*", "subarray", "tabular", "alignedat", "darray"}
+
+
+def tokenize(latex: str) -> list[str]:
+    """Split LaTeX into tokens: commands, control symbols, numbers, entities, single characters.
+
+    White space is dropped (it never matters in math mode); HTML entities are decoded.
+    """
+    toks = _TOKEN.findall(latex)
+    if "&" in latex and ";" in latex:
+        toks = [html.unescape(t) if len(t) > 2 and t[0] == "&" and t[-1] == ";" else t for t in toks]
+    return toks
+
+
+def _build_table() -> dict[str, tuple]:
+    t: dict[str, tuple] = {}
+    for name, ch in GREEK.items():
+        t[name] = ("sym", "V", "V!" + ch)
+    for name, ch in IDENT_CMDS.items():
+        t[name] = ("sym", "V", "V!" + ch)
+    for name, ch in SYMBOL_CMDS.items():
+        t[name] = ("sym", CHAR_ROLE.get(ch, "S"), ch)
+    for name, ch in BIN_CMDS.items():
+        t[name] = ("sym", "O", ch)
+    for name, ch in REL_CMDS.items():
+        t[name] = ("sym", "R", ch)
+    for name, ch in PREFIX_CMDS.items():
+        t[name] = ("sym", "Q", ch)
+    for name, ch in OPEN_CMDS.items():
+        t[name] = ("sym", "L", ch)
+    for name, ch in CLOSE_CMDS.items():
+        t[name] = ("sym", "C", ch)
+    for name, ch in FENCE_CMDS.items():
+        t[name] = ("sym", "X", ch)
+    for name, ch in BIGOP_CMDS.items():
+        t[name] = ("sym", "B", ch)
+    for name in FUNC_NAMES:
+        label = "F!" + FUNC_ALIAS.get(name, name)
+        t[name] = ("sym", "B" if name in LIMIT_FUNCS else "F", label)
+    t["bmod"] = ("sym", "O", "mod")
+    t["mod"] = ("sym", "O", "mod")
+    for name in ACCENT_CMDS:
+        t[name] = ("accent",)
+    for name, style in FONT_CMDS.items():
+        t[name] = ("font", style, name in FONT_SWITCHES)
+    for name in TEXT_CMDS:
+        t[name] = ("text",)
+    for name in IGNORED_CMDS:
+        t[name] = ("ignore",)
+    for name in SIZE_CMDS:
+        t[name] = ("size",)
+    for name in SKIP_ONE_ARG:
+        t[name] = ("skiparg",)
+    for name in ONE_ARG_INLINE:
+        t[name] = ("inline",)
+    for name in ("frac", "dfrac", "tfrac", "cfrac", "dfrac", "sfrac", "nicefrac"):
+        t[name] = ("frac", "FRAC")
+    for name in ("binom", "dbinom", "tbinom", "binomial"):
+        t[name] = ("binom",)
+    t.update({
+        "sqrt": ("sqrt",), "root": ("root",), "left": ("left",), "right": ("right",),
+        "middle": ("middle",), "begin": ("begin",), "end": ("end",), "operatorname": ("opname",),
+        "operatorname*": ("opname",), "overset": ("overset", "o"), "stackrel": ("overset", "o"),
+        "underset": ("overset", "u"), "xrightarrow": ("xarrow", "→"), "xleftarrow": ("xarrow", "←"),
+        "xmapsto": ("xarrow", "↦"), "not": ("not",), "pmod": ("pmod",), "pod": ("pmod",),
+        "newcommand": ("newcommand",), "renewcommand": ("newcommand",),
+        "providecommand": ("newcommand",), "DeclareMathOperator": ("declareop",), "def": ("def",),
+        "let": ("let",), "hskip": ("dimen",), "kern": ("dimen",), "mskip": ("dimen",),
+        "mkern": ("dimen",), "hspace": ("skiparg",), "textcolor": ("skiparg",),
+        "colorbox": ("skiparg",), "bbox": ("inline",), "mathop": ("mathop", "B"),
+        "mathrel": ("mathop", "R"), "mathbin": ("mathop", "O"), "genfrac": ("genfrac",),
+        "substack": ("substack",), "cr": ("ignore",), "lq": ("sym", "S", "‘"),
+        "lim": ("sym", "B", "F!lim"), "sideset": ("sideset",), "cancelto": ("skiparg",),
+        "unicode": ("skiparg",), "overbracket": ("accent",), "phantom": ("skiparg",),
+    })
+    t["\\"] = ("ignore",)
+    return t
+
+
+_TABLE = _build_table()
+_CONTROL_SYMBOLS = {"{": ("L", "{"), "}": ("C", "}"), "|": ("X", "‖"), "%": ("S", "%"),
+                    "_": ("S", "_"), "#": ("S", "#"), "&": ("S", "&"), "$": ("S", "$"),
+                    "^": ("S", "^"), "~": ("S", "~")}
+_ACCENT_UNDER = {ACCENT_CMDS[n] for n in UNDER_ACCENTS}
+_ARG_MACRO_LIMIT = 9
+
+
+class ParseState:
+    """Mutable state of one parse (tokens, position, macros, errors)."""
+
+    __slots__ = ("toks", "pos", "n", "pending", "errors", "n_errors", "font", "macros", "budget",
+                 "unknown", "flat", "flat_left", "stop")
+
+    def __init__(self, toks: list[str]):
+        self.toks = toks
+        self.pos = 0
+        self.n = len(toks)
+        self.pending: list[str] = []
+        self.errors: list[str] = []
+        self.n_errors = 0
+        self.font = ""
+        self.macros: dict[str, tuple[int, list[str] | None, list[str]]] | None = None
+        self.budget = 20 * len(toks) + 2000  # tokens macro expansion may add: keeps time linear
+        self.unknown: list[str] = []
+        self.flat = 0
+        self.flat_left = 0
+        self.stop: str | None = None
+
+    # -- token stream -------------------------------------------------------------------------
+    def next(self) -> str | None:
+        if self.pending:
+            return self.pending.pop()
+        if self.pos < self.n:
+            t = self.toks[self.pos]
+            self.pos += 1
+            return t
+        return None
+
+    def peek(self) -> str | None:
+        if self.pending:
+            return self.pending[-1]
+        if self.pos < self.n:
+            return self.toks[self.pos]
+        return None
+
+    def error(self, msg: str) -> None:
+        self.n_errors += 1
+        if len(self.errors) < MAX_ERRORS_KEPT:
+            self.errors.append(msg)
+
+    def raw_group(self) -> list[str]:
+        """The tokens of one argument, unparsed: ``{...}`` (braces matched) or one token."""
+        t = self.next()
+        if t is None:
+            return []
+        if t != "{":
+            return [t]
+        out: list[str] = []
+        level = 0
+        while True:
+            t = self.next()
+            if t is None:
+                self.error("missing } at end of argument")
+                return out
+            if t == "{":
+                level += 1
+            elif t == "}":
+                if level == 0:
+                    return out
+                level -= 1
+            out.append(t)
+
+    def raw_optional(self) -> list[str] | None:
+        """The tokens of an optional ``[...]`` argument, or None when there is none."""
+        if self.peek() != "[":
+            return None
+        self.next()
+        out: list[str] = []
+        level = 0
+        while True:
+            t = self.next()
+            if t is None:
+                self.error("missing ] at end of optional argument")
+                return out
+            if t == "{":
+                level += 1
+            elif t == "}":
+                level -= 1
+            elif t == "]" and level <= 0:
+                return out
+            out.append(t)
+
+    # -- parsing ------------------------------------------------------------------------------
+    def seq(self, depth: int, stops: frozenset[str]) -> list[SNode]:
+        """Parse until one of ``stops`` (kept in ``self.stop``) or the end of input."""
+        atoms: list[SNode] = []
+        saved_font = self.font
+        over: tuple[str, int] | None = None
+        empty_base = False
+        prime_base: SNode | None = None
+        self.stop = None
+        while True:
+            t = self.next()
+            if t is None:
+                if stops is not _TOP:
+                    self.stop = None
+                    if stops is _RBRACE:
+                        self.error("missing }")
+                    elif stops is _RIGHT:
+                        self.error("\\left without \\right")
+                    elif stops is _CELL:
+                        self.error("\\begin without \\end")
+                break
+            if t == "}" and self.flat:
+                self.flat -= 1
+                continue
+            if t in stops:
+                self.stop = t
+                break
+            c0 = t[0]
+            if c0 == "\\":
+                name = t[1:]
+                if name in _OVER:
+                    if over is None:
+                        over = (name, len(atoms))
+                    else:
+                        self.error(f"ambiguous \\{name}")
+                    if name == "above":
+                        self.skip_dimension()
+                    continue
+                n_before = len(atoms)
+                self.command(t, atoms, depth)
+                if len(atoms) != n_before:
+                    empty_base = False
+                    prime_base = None
+                continue
+            if c0 == "{":
+                if depth >= MAX_DEPTH:
+                    self.flat += 1
+                    self.error("nesting too deep: braces read flat")
+                    continue
+                inner = self.seq(depth + 1, _RBRACE)
+                self.stop = None
+                if inner:
+                    atoms.extend(inner)
+                    empty_base = False
+                    prime_base = None
+                else:
+                    empty_base = True
+                continue
+            if c0 == "^" or c0 == "_":
+                if not atoms or empty_base:
+                    atoms.append(SNode("W!", "W"))
+                    empty_base = False
+                base = atoms[-1]
+                edge = "a" if c0 == "^" else "b"
+                arg = self.arg(depth + 1)
+                if not arg:
+                    continue
+                existing = base.edge(edge)
+                if existing is None:
+                    _link(arg)
+                    base.add(edge, arg[0])
+                else:
+                    if not (edge == "a" and base is prime_base):
+                        self.error("double superscript" if edge == "a" else "double subscript")
+                    _append_chain(existing, arg)
+                if edge == "a":
+                    prime_base = None
+                continue
+            if c0 == "'":
+                if not atoms or empty_base:
+                    atoms.append(SNode("W!", "W"))
+                    empty_base = False
+                base = atoms[-1]
+                existing = base.edge("a")
+                prime = SNode("′", "S")
+                if existing is None:
+                    base.add("a", prime)
+                    prime_base = base
+                elif base is prime_base:
+                    _append_chain(existing, [prime])
+                else:
+                    self.error("prime after superscript")
+                    _append_chain(existing, [prime])
+                continue
+            if c0 == "}":
+                self.error("unmatched }")
+                continue
+            if c0 in "&$%~" and len(t) == 1:
+                continue  # column separator outside an array, math shift, comment, tie
+            if c0 == "#":
+                atoms.append(SNode("#", "S"))
+            else:
+                atoms.append(self.char_node(t))
+            empty_base = False
+            prime_base = None
+        self.font = saved_font
+        if over is not None:
+            atoms = self.make_over(over[0], atoms[: over[1]], atoms[over[1]:])
+        return atoms
+
+    def char_node(self, t: str) -> SNode:
+        c0 = t[0]
+        if "0" <= c0 <= "9":
+            if self.font:
+                return SNode("N!" + "".join(styled(c, self.font) if c != "." else c for c in t), "N")
+            return SNode("N!" + t, "N")
+        if len(t) == 1:
+            role = CHAR_ROLE.get(t)
+            if role is None:
+                if t.isalpha():
+                    return SNode("V!" + (styled(t, self.font) if self.font else t), "V")
+                if t.isdigit():
+                    return SNode("N!" + t, "N")
+                return SNode(t, "S")
+            if role == "V":
+                return SNode("V!" + t, "V")
+            return SNode(CHAR_NORMAL.get(t, t), role)
+        # decoded entity or a stray multi-character token
+        if len(t) > 1 and t[0] == "&":
+            return SNode(t, "S")
+        return SNode(t, CHAR_ROLE.get(t, "S"))
+
+    def arg(self, depth: int) -> list[SNode]:
+        """One argument: a braced group, or a single token (one digit of a number)."""
+        t = self.next()
+        while t is not None and (t == "\\limits" or t == "\\nolimits" or t == "\\displaystyle"):
+            t = self.next()
+        if t is None:
+            self.error("missing argument")
+            return []
+        if t == "{":
+            if depth >= MAX_DEPTH:
+                self.flat += 1
+                self.error("nesting too deep: braces read flat")
+                return []
+            out = self.seq(depth, _RBRACE)
+            self.stop = None
+            return out
+        c0 = t[0]
+        if "0" <= c0 <= "9" and len(t) > 1:
+            rest = _TOKEN.findall(t[1:])
+            self.pending.extend(reversed(rest))
+            return [self.char_node(c0)]
+        if c0 == "\\":
+            atoms: list[SNode] = []
+            if depth >= MAX_DEPTH:
+                self.error("nesting too deep")
+                atoms.append(SNode("U!" + t, "U"))
+                return atoms
+            self.command(t, atoms, depth)
+            return atoms
+        if t == "}":
+            self.error("missing argument before }")
+            self.pending.append(t)
+            return []
+        if t in ("^", "_", "&"):
+            self.error("missing argument")
+            return []
+        if t == "'":
+            return [SNode("′", "S")]
+        return [self.char_node(t)]
+
+    def delim(self) -> str | None:
+        """The delimiter after ``\\left``/``\\right``/``\\big``: a character, or None for ``.``."""
+        t = self.next()
+        while t == "\\displaystyle" or t == "{":
+            t = self.next()  # \left{( is a typo LaTeX forgives
+        if t is None:
+            self.error("missing delimiter")
+            return None
+        if t == ".":
+            return None
+        if t[0] == "\\":
+            name = t[1:]
+            if name in _CONTROL_SYMBOLS:
+                return _CONTROL_SYMBOLS[name][1]
+            entry = _TABLE.get(name)
+            if entry is not None and entry[0] == "sym":
+                lab = entry[2]
+                return lab[2:] if lab.startswith("V!") else lab
+            if name == "\\":
+                return "∖"
+            self.error(f"bad delimiter {t}")
+            return None
+        if t == "<":
+            return "⟨"
+        if t == ">":
+            return "⟩"
+        return t
+
+    def skip_dimension(self) -> None:
+        """Skip a TeX dimension such as ``-2.5pt`` or ``{3mu}`` after \\hskip, \\kern, \\above."""
+        t = self.peek()
+        if t == "{":
+            self.raw_group()
+            return
+        if t == "-" or t == "+":
+            self.next()
+            t = self.peek()
+        if t is not None and (t[0].isdigit() or t == "."):
+            self.next()
+            if t == ".":
+                nt = self.peek()
+                if nt is not None and nt[0].isdigit():
+                    self.next()
+            units = 0
+            while units < 2:
+                u = self.peek()
+                if u is not None and len(u) == 1 and u.isalpha():
+                    self.next()
+                    units += 1
+                else:
+                    break
+
+    def make_over(self, name: str, num: list[SNode], den: list[SNode]) -> list[SNode]:
+        node = SNode(_OVER[name], "K")
+        node.add("o", _chain_or_blank(num))
+        node.add("u", _chain_or_blank(den))
+        fences = _OVER_FENCES.get(name)
+        if fences:
+            return [SNode(fences[0], "L"), node, SNode(fences[1], "C")]
+        return [node]
+
+    def command(self, t: str, atoms: list[SNode], depth: int) -> None:
+        """Handle one control sequence ``t``, appending the nodes it yields to ``atoms``."""
+        name = t[1:]
+        entry = _TABLE.get(name)
+        if entry is None:
+            if len(name) == 1 and not name.isalpha():
+                cs = _CONTROL_SYMBOLS.get(name)
+                if cs is not None:
+                    atoms.append(SNode(cs[1], cs[0]))
+                elif name in SPACE_CHARS or name.isspace():
+                    pass
+                else:
+                    atoms.append(SNode(name, CHAR_ROLE.get(name, "S")))
+                return
+            if self.macros is not None and name in self.macros:
+                self.expand(name)
+                return
+            if self.peek() == "*" and name + "*" in _TABLE:
+                self.next()
+                self.command(t + "*", atoms, depth)
+                return
+            if len(self.unknown) < MAX_ERRORS_KEPT:
+                self.unknown.append(t)
+            atoms.append(SNode("U!" + t, "U"))
+            return
+        code = entry[0]
+        if code == "sym":
+            kind = entry[1]
+            if kind == "V" and self.font:
+                atoms.append(SNode("V!" + styled(entry[2][2:], self.font), "V"))
+            else:
+                atoms.append(SNode(entry[2], kind))
+            return
+        if code == "ignore":
+            return
+        if depth >= MAX_DEPTH and code not in ("font", "size", "right", "end", "skiparg"):
+            self.error("nesting too deep")
+            atoms.append(SNode("U!" + t, "U"))
+            return
+        d1 = depth + 1
+        if code == "frac":
+            if name == "cfrac":
+                self.raw_optional()
+            num = self.arg(d1)
+            den = self.arg(d1)
+            node = SNode(entry[1], "K")
+            node.add("o", _chain_or_blank(num))
+            node.add("u", _chain_or_blank(den))
+            atoms.append(node)
+        elif code == "font":
+            style = entry[1]
+            if entry[2]:  # \bf, \rm, \cal ...: switch until the end of the group
+                self.font = style
+                return
+            saved = self.font
+            self.font = style
+            inner = self.arg(d1)
+            self.font = saved
+            if not style and len(inner) > 1 and all(n.kind == "V" and len(n.label) == 3 for n in inner):
+                atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), "F"))
+            else:
+                atoms.extend(inner)
+        elif code == "left":
+            d = self.delim()
+            if depth >= MAX_DEPTH:
+                self.flat_left += 1
+                self.error("nesting too deep: \\left read flat")
+                if d is not None:
+                    atoms.append(SNode(d, "L"))
+                return
+            if d is not None:
+                atoms.append(SNode(d, "L"))
+            inner = self.seq(d1, _RIGHT)
+            atoms.extend(inner)
+            if self.stop == "\\right":
+                d2 = self.delim()
+                if d2 is not None:
+                    atoms.append(SNode(d2, "C"))
+            self.stop = None
+        elif code == "right":
+            d2 = self.delim()
+            if self.flat_left:
+                self.flat_left -= 1
+            else:
+                self.error("\\right without \\left")
+            if d2 is not None:
+                atoms.append(SNode(d2, "C"))
+        elif code == "middle":
+            d = self.delim()
+            if d is not None:
+                atoms.append(SNode(d, "R"))
+        elif code == "size":
+            d = self.delim()
+            if d is not None:
+                last = name[-1]
+                kind = "L" if last == "l" else "C" if last == "r" else "R" if last == "m" else CHAR_ROLE.get(d, "S")
+                atoms.append(SNode(d, kind))
+        elif code == "accent":
+            base = self.arg(d1)
+            mark = ACCENT_CMDS.get(name, "⎴")
+            node = SNode(mark, "A")
+            node.add("w", _chain_or_blank(base))
+            atoms.append(node)
+        elif code == "sqrt":
+            index = None
+            if self.peek() == "[":
+                self.next()
+                index = self.seq(d1, _RBRACK)
+                if self.stop != "]":
+                    self.error("missing ] in \\sqrt")
+                self.stop = None
+            body = self.arg(d1)
+            node = SNode("ROOT", "D")
+            node.add("w", _chain_or_blank(body))
+            if index:
+                _link(index)
+                node.add("c", index[0])
+            atoms.append(node)
+        elif code == "root":
+            index = self.seq(d1, _OF)
+            if self.stop != "\\of":
+                self.error("\\root without \\of")
+            self.stop = None
+            body = self.arg(d1)
+            node = SNode("ROOT", "D")
+            node.add("w", _chain_or_blank(body))
+            if index:
+                _link(index)
+                node.add("c", index[0])
+            atoms.append(node)
+        elif code == "binom":
+            top = self.arg(d1)
+            bottom = self.arg(d1)
+            node = SNode("ATOP", "K")
+            node.add("o", _chain_or_blank(top))
+            node.add("u", _chain_or_blank(bottom))
+            atoms.append(SNode("(", "L"))
+            atoms.append(node)
+            atoms.append(SNode(")", "C"))
+        elif code == "genfrac":
+            left = self.raw_group()
+            right = self.raw_group()
+            self.raw_group()
+            self.raw_group()
+            num = self.arg(d1)
+            den = self.arg(d1)
+            node = SNode("ATOP" if left or right else "FRAC", "K")
+            node.add("o", _chain_or_blank(num))
+            node.add("u", _chain_or_blank(den))
+            if left:
+                atoms.append(SNode(left[0].lstrip("\\") or "(", "L"))
+            atoms.append(node)
+            if right:
+                atoms.append(SNode(right[0].lstrip("\\") or ")", "C"))
+        elif code == "text":
+            raw = self.raw_group()
+            text = "".join(
+                (tok[1:] if tok[0] == "\\" and len(tok) > 1 else tok) for tok in raw if tok not in ("$",)
+            )
+            if text:
+                atoms.append(SNode("T!" + text, "T"))
+        elif code == "opname":
+            star = False
+            if name.endswith("*"):
+                star = True
+            elif self.peek() == "*":
+                self.next()
+                star = True
+            raw = self.raw_group()
+            word = "".join(tok.lstrip("\\") for tok in raw if tok not in ("{", "}"))
+            if word:
+                atoms.append(SNode("F!" + word, "B" if star or word in LIMIT_FUNCS else "F"))
+        elif code == "overset":
+            top = self.arg(d1)
+            base = self.arg(d1)
+            if not base:
+                base = [SNode("W!", "W")]
+            if top:
+                _link(top)
+                base[-1].add(entry[1], top[0])
+            atoms.extend(base)
+        elif code == "xarrow":
+            below = self.raw_optional()
+            above = self.arg(d1)
+            node = SNode(entry[1], "R")
+            if above:
+                _link(above)
+                node.add("o", above[0])
+            if below:
+                sub = ParseState(below)
+                sub.font = self.font
+                low = sub.seq(d1, _TOP)
+                if low:
+                    _link(low)
+                    node.add("u", low[0])
+            atoms.append(node)
+        elif code == "not":
+            nxt = self.arg(d1)
+            if len(nxt) == 1 and len(nxt[0].label) == 1:
+                n = nxt[0]
+                n.label = unicodedata.normalize("NFC", n.label + "\u0338")
+                if n.kind not in ("R",):
+                    n.kind = "R"
+                atoms.append(n)
+            else:
+                atoms.append(SNode("¬", "Q"))
+                atoms.extend(nxt)
+        elif code == "pmod":
+            inner = self.arg(d1)
+            atoms.append(SNode("(", "L"))
+            if name == "pmod":
+                atoms.append(SNode("mod", "O"))
+            atoms.extend(inner)
+            atoms.append(SNode(")", "C"))
+        elif code == "begin":
+            self.environment(atoms, depth)
+        elif code == "end":
+            self.raw_group()
+            self.error("\\end without \\begin")
+        elif code == "skiparg":
+            if name == "bbox":
+                self.raw_optional()
+            self.raw_group()
+        elif code == "inline":
+            if name == "bbox":
+                self.raw_optional()
+            atoms.extend(self.arg(d1))
+        elif code == "mathop":
+            inner = self.arg(d1)
+            if len(inner) > 1 and all(n.kind == "V" and len(n.label) == 3 for n in inner):
+                atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), entry[1]))
+            elif len(inner) == 1 and entry[1] != "B":
+                inner[0].kind = entry[1]
+                atoms.append(inner[0])
+            else:
+                atoms.extend(inner)
+        elif code == "substack":
+            inner_atoms: list[SNode] = []
+            self.matrix_body("substack", inner_atoms, depth, until_brace=True)
+            atoms.extend(inner_atoms)
+        elif code == "sideset":
+            atoms.extend(self.arg(d1))
+            atoms.extend(self.arg(d1))
+        elif code == "dimen":
+            self.skip_dimension()
+        elif code in ("newcommand", "declareop", "def", "let"):
+            self.define(code)
+        else:  # pragma: no cover - every table code is handled above
+            atoms.append(SNode("U!" + t, "U"))
+
+    def environment(self, atoms: list[SNode], depth: int) -> None:
+        raw = self.raw_group()
+        env = "".join(raw)
+        if self.peek() == "*":
+            self.next()
+            env += "*"
+        if env in _INLINE_ENVS or depth >= MAX_DEPTH:
+            if depth >= MAX_DEPTH:
+                self.error("nesting too deep: environment read flat")
+                return
+            inner = self.seq(depth + 1, frozenset({"\\end"}))
+            if self.stop == "\\end":
+                self.raw_group()
+            else:
+                self.error("\\begin without \\end")
+            self.stop = None
+            atoms.extend(inner)
+            return
+        if env in _ENV_WITH_ARG or env.rstrip("*") in _ENV_WITH_ARG:
+            self.raw_optional()
+            self.raw_group()
+        self.matrix_body(env, atoms, depth, until_brace=False)
+
+    def matrix_body(self, env: str, atoms: list[SNode], depth: int, until_brace: bool) -> None:
+        stops = _CELL
+        if until_brace:
+            if self.peek() != "{":
+                return
+            self.next()
+            stops = frozenset({"&", "\\\\", "\\cr", "}"})
+        rows: list[list[list[SNode]]] = []
+        row: list[list[SNode]] = []
+        n_cells = 0
+        while True:
+            cell = self.seq(depth + 1, stops)
+            stop = self.stop
+            self.stop = None
+            row.append(cell)
+            n_cells += 1
+            if stop == "&":
+                continue
+            if stop == "\\\\" or stop == "\\cr":
+                rows.append(row)
+                row = []
+                self.raw_optional()
+                continue
+            if stop == "\\end":
+                name = "".join(self.raw_group())
+                if self.peek() == "*":
+                    self.next()
+                    name += "*"
+                if name != env:
+                    self.error(f"\\begin{{{env}}} ended by \\end{{{name}}}")
+            elif stop is None and not until_brace:
+                pass  # the cell's seq already reported the missing \end
+            break
+        if len(row) > 1 or (row and row[0]) or not rows:
+            rows.append(row)
+        n_rows = len(rows)
+        n_cols = max(len(r) for r in rows)
+        node = SNode(f"M!{n_rows}x{n_cols}", "M")
+        for r in rows:
+            for j in range(n_cols):
+                cell = r[j] if j < len(r) else []
+                node.add("e", _chain_or_blank(cell))
+        fences = _MATRIX_FENCES.get(env.rstrip("*"))
+        if fences and fences[0]:
+            atoms.append(SNode(fences[0], "L"))
+        atoms.append(node)
+        if fences and fences[1]:
+            atoms.append(SNode(fences[1], "C"))
+
+    def define(self, code: str) -> None:
+        """Record a macro from \\newcommand, \\DeclareMathOperator, \\def or \\let."""
+        if code == "let":
+            name_tok = self.next()
+            nt = self.peek()
+            if nt == "=":
+                self.next()
+            target = self.next()
+            if name_tok and name_tok[0] == "\\" and target is not None:
+                self._store(name_tok[1:], 0, None, [target])
+            return
+        if code == "def":
+            name_tok = self.next()
+            n_args = 0
+            while True:
+                p = self.peek()
+                if p is None or p == "{":
+                    break
+                self.next()
+                if p == "#":
+                    n_args += 1
+            body = self.raw_group()
+            if name_tok and name_tok[0] == "\\":
+                self._store(name_tok[1:], min(n_args, _ARG_MACRO_LIMIT), None, body)
+            return
+        star = False
+        if self.peek() == "*":
+            self.next()
+            star = True
+        name_raw = self.raw_group()
+        if not name_raw or name_raw[0][0] != "\\":
+            self.error("bad macro name")
+            return
+        name = name_raw[0][1:]
+        if code == "declareop":
+            text = self.raw_group()
+            body = ["\\operatorname"] + (["*"] if star else []) + ["{"] + text + ["}"]
+            self._store(name, 0, None, body)
+            return
+        n_args = 0
+        opt = self.raw_optional()
+        if opt:
+            try:
+                n_args = max(0, min(_ARG_MACRO_LIMIT, int("".join(opt))))
+            except ValueError:
+                self.error("bad macro argument count")
+        default = self.raw_optional()
+        body = self.raw_group()
+        self._store(name, n_args, default, body)
+
+    def _store(self, name: str, n_args: int, default: list[str] | None, body: list[str]) -> None:
+        if self.macros is None:
+            self.macros = {}
+        self.macros[name] = (n_args, default, body)
+
+    def expand(self, name: str) -> None:
+        assert self.macros is not None
+        n_args, default, body = self.macros[name]
+        args: list[list[str]] = []
+        for i in range(n_args):
+            if i == 0 and default is not None:
+                opt = self.raw_optional()
+                args.append(default if opt is None else opt)
+            else:
+                args.append(self.raw_group())
+        out: list[str] = []
+        it = iter(range(len(body)))
+        for i in it:
+            tok = body[i]
+            if tok == "#" and i + 1 < len(body) and body[i + 1][:1].isdigit():
+                num = body[i + 1]
+                k = int(num[0])
+                if 1 <= k <= len(args):
+                    out.extend(args[k - 1])
+                if len(num) > 1:
+                    out.append(num[1:])
+                next(it, None)
+            else:
+                out.append(tok)
+        self.budget -= len(out) + 1
+        if self.budget < 0:
+            if self.budget > -len(out) - 2:
+                self.error("macro expansion limit reached")
+            return
+        self.pending.extend(reversed(out))
+
+
+def _link(atoms: list[SNode]) -> None:
+    for i in range(len(atoms) - 1):
+        atoms[i].next = atoms[i + 1]
+
+
+def _chain_or_blank(atoms: list[SNode]) -> SNode:
+    if not atoms:
+        return SNode("W!", "W")
+    _link(atoms)
+    return atoms[0]
+
+
+def _append_chain(existing: SNode, extra: list[SNode]) -> None:
+    node = existing
+    while node.next is not None:
+        node = node.next
+    _link(extra)
+    node.next = extra[0]
+
+
+def parse_slt(latex: str) -> tuple[SNode, ParseState]:
+    """Parse LaTeX into an SLT root (a ``W!`` blank for empty input) and the parse state."""
+    state = ParseState(tokenize(latex))
+    atoms = state.seq(0, _TOP)
+    if state.flat:
+        state.error("unclosed braces read flat")
+    if state.flat_left:
+        state.error("\\left without \\right")
+    return _chain_or_blank(atoms), state
