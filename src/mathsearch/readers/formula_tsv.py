@@ -21,8 +21,6 @@ from ..records import FormulaKind, FormulaRecord, ReadReport, TopicFormula
 
 csv.field_size_limit(sys.maxsize)
 
-SIX = ("id", "post_id", "thread_id", "type", "visual_id", "formula")
-NINE = ("id", "post_id", "thread_id", "type", "comment_id", "old_visual_id", "visual_id", "issue", "formula")
 
 
 def _open_tsv(path: Path):
@@ -37,14 +35,16 @@ def _opt_int(value: str) -> int | None:
     return int(value) if value.strip() else None
 
 
+_KINDS = {k.value: k for k in FormulaKind} | {"body": FormulaKind.QUESTION}
+
+
 def iter_formula_tsv(path: str | Path, report: ReadReport | None = None) -> Iterator[FormulaRecord]:
     """Formula instances of a collection formula TSV (LaTeX, SLT or OPT file)."""
     path = Path(path)
     report = report if report is not None else ReadReport(source=str(path))
     with _open_tsv(path) as fh:
         reader = csv.reader(fh, delimiter="\t")
-        layout: tuple[str, ...] | None = None
-        line = 0
+        nine: bool | None = None
         while True:
             try:
                 row = next(reader)
@@ -53,38 +53,36 @@ def iter_formula_tsv(path: str | Path, report: ReadReport | None = None) -> Iter
             except csv.Error as exc:
                 report.skip("malformed TSV line", f"{path}:{reader.line_num} ({exc})")
                 continue
-            line = reader.line_num
             if not row or row == [""]:
                 continue
-            if layout is None:
-                header = tuple(c.strip().lower() for c in row)
-                if header[:4] == ("id", "post_id", "thread_id", "type"):
-                    layout = NINE if len(row) == 9 else SIX
-                    continue
-                layout = NINE if len(row) == 9 else SIX
-            if len(row) != len(layout):
-                report.skip(f"formula line with {len(row)} columns (expected {len(layout)})", f"{path}:{line}")
+            if nine is None:
+                nine = len(row) == 9
+                if row[0].strip().lower() == "id" and len(row) > 3 and row[1].strip().lower() == "post_id":
+                    continue  # header
+            width = 9 if nine else 6
+            if len(row) != width:
+                report.skip(f"formula line with {len(row)} columns (expected {width})", f"{path}:{reader.line_num}")
                 continue
-            r = dict(zip(layout, row, strict=True))
+            kind = _KINDS.get(row[3]) or _KINDS.get(row[3].strip().lower())
+            if kind is None:
+                report.skip("formula line with an unknown type", f"{path}:{reader.line_num} ({row[3]!r})")
+                continue
             try:
-                kind = FormulaKind.parse(r["type"])
-                rec = FormulaRecord(
-                    formula_id=r["id"].strip(),
-                    post_id=int(r["post_id"]),
-                    thread_id=int(r["thread_id"]),
-                    kind=kind,
-                    formula=r["formula"],
-                    visual_id=r["visual_id"].strip() or None,
-                    comment_id=_opt_int(r["comment_id"]) if "comment_id" in r else None,
-                    old_visual_id=(r.get("old_visual_id") or "").strip() or None,
-                    issue=(r.get("issue") or "").strip() or None,
-                    line=line,
-                )
+                if nine:
+                    rec = FormulaRecord(
+                        row[0].strip(), int(row[1]), int(row[2]), kind, row[8], row[6].strip() or None,
+                        _opt_int(row[4]), row[5].strip() or None, row[7].strip() or None, reader.line_num,
+                    )
+                else:
+                    rec = FormulaRecord(
+                        row[0].strip(), int(row[1]), int(row[2]), kind, row[5], row[4].strip() or None,
+                        line=reader.line_num,
+                    )
             except ValueError as exc:
-                report.skip("formula line with a bad field", f"{path}:{line} ({exc})")
+                report.skip("formula line with a bad field", f"{path}:{reader.line_num} ({exc})")
                 continue
             if not rec.formula_id:
-                report.skip("formula line without id", f"{path}:{line}")
+                report.skip("formula line without id", f"{path}:{reader.line_num}")
                 continue
             report.rows += 1
             yield rec

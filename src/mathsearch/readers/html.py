@@ -46,6 +46,9 @@ def html_fragment_to_text(fragment: str) -> str:
     return _NEWLINES.sub("\n", text)
 
 
+_PLACEHOLDER = re.compile("\x00(\\d+)\x00")
+
+
 def extract_math(markup: str, *, escaped: bool, is_html: bool) -> tuple[str, list[Formula]]:
     """Plain text of ``markup`` with formulae as ``$LaTeX$``, and the formula instances with ids.
 
@@ -53,29 +56,36 @@ def extract_math(markup: str, *, escaped: bool, is_html: bool) -> tuple[str, lis
     ``is_html``: the text around the spans is HTML (bodies) rather than plain text
     (titles, comments).
     """
+    if "math-container" not in markup:
+        return (html_fragment_to_text(markup).strip() if is_html else markup), []
+    spans: list[tuple[str | None, str]] = []
+
+    def hold(m: re.Match[str]) -> str:
+        latex = htmllib.unescape(m.group(2)) if escaped else m.group(2)
+        spans.append((m.group(1) or None, strip_delimiters(latex)))
+        return f"\x00{len(spans) - 1}\x00"
+
+    # Formulae are set aside so that one pass of tag stripping and unescaping does the rest.
+    held = MATH_SPAN.sub(hold, markup)
+    if is_html:
+        held = html_fragment_to_text(held)
     out: list[str] = []
     formulas: list[Formula] = []
     length = 0
     pos = 0
-    for m in MATH_SPAN.finditer(markup):
-        outside = markup[pos : m.start()]
-        piece = html_fragment_to_text(outside) if is_html else outside
+    for m in _PLACEHOLDER.finditer(held):
+        piece = held[pos : m.start()]
         out.append(piece)
         length += len(piece)
-        latex = m.group(2)
-        if escaped:
-            latex = htmllib.unescape(latex)
-        latex = strip_delimiters(latex)
+        formula_id, latex = spans[int(m.group(1))]
         shown = f"${latex}$"
-        if m.group(1):
-            formulas.append(Formula(m.group(1), latex, length, length + len(shown)))
+        if formula_id:
+            formulas.append(Formula(formula_id, latex, length, length + len(shown)))
         out.append(shown)
         length += len(shown)
         pos = m.end()
-    tail = markup[pos:]
-    out.append(html_fragment_to_text(tail) if is_html else tail)
-    text = "".join(out)
-    return (text.strip() if not formulas else text), formulas
+    out.append(held[pos:])
+    return "".join(out), formulas
 
 
 def body_text(body_html: str) -> tuple[str, list[Formula]]:
