@@ -28,9 +28,11 @@ def main() -> None:
 
 def _register_commands() -> None:
     # One line per sub-command module (helpers add theirs here).
-    from . import index_cmd
+    from . import check_cmd, eval_cmd, index_cmd
 
     index_cmd.register(app)
+    eval_cmd.register(app)
+    check_cmd.register(app)
 
 
 _register_commands()

@@ -1,0 +1,324 @@
+"""Evaluating runs as the ARQMath lab does: the library API behind ``mathsearch eval``.
+
+:func:`evaluate_runs` reads the qrels once and scores each run:
+
+* Tasks 1 and 2: nDCG', MAP', P'@10 (unjudged removed, H+M for MAP'/P'@10) and nDCG@10
+  (unjudged = non-relevant), via trec_eval semantics (:mod:`.trec`); Task 2 on visual ids
+  (:mod:`.formulas`);
+* Task 3: AR, P@1, LO, CS (:mod:`.task3`), for Task 3 runs or Task 1 runs cut to their first hit;
+
+with per-topic scores, a 95% Student-t interval for each mean, p-values against the first run,
+the share of judged hits at ranks 1..1000, per-category means, and the run checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..errors import InputError
+from ..readers.qrels import qrels_to_dict, read_qrels
+from ..readers.runs import read_run_scores, read_task3_run
+from ..records import ReadReport
+from ..runs.naming import check_run_name
+from ..runs.validate import CheckReport, Problem, check_run_scores
+from .categories import Categories, category_means
+from .collection import CollectionFacts
+from .formulas import QrelsKey, detect_qrels_key, visual_qrels, visual_run
+from .measures import JUDGED_AT, RANKED_MEASURES, TASK3_MEASURES
+from .stats import MeanCI, mean_ci, paired_t_test, randomisation_test
+from .subcollection import restrict_qrels
+from .task3 import Task3Scores, overlap_scores, references_by_topic, relevance_scores
+from .trec import TrecScorer, cut_depth, judged_fractions, trec_order
+
+Test = Literal["t", "randomisation"]
+
+
+@dataclass(slots=True)
+class RunResult:
+    """Scores of one run: per topic, means with intervals, and what was noticed on the way."""
+
+    name: str  # the run file's name: the key of the JSON output
+    path: str
+    task: int
+    per_topic: dict[str, dict[str, float]] = field(default_factory=dict)  # {measure: {topic: value}}
+    means: dict[str, float] = field(default_factory=dict)
+    ci: dict[str, MeanCI] = field(default_factory=dict)
+    topics: int = 0
+    judged_at: dict[int, float] = field(default_factory=dict)
+    p_values: dict[str, float] = field(default_factory=dict)  # against the first run
+    categories: dict[str, dict[str, dict[str, tuple[float, int]]]] = field(default_factory=dict)
+    read: ReadReport = field(default_factory=ReadReport)
+    checks: CheckReport | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def topic_table(self) -> dict[str, dict[str, float]]:
+        """``{topic: {measure: value}}`` (the JSON ``per_topic``)."""
+        out: dict[str, dict[str, float]] = {}
+        for measure, values in self.per_topic.items():
+            for topic, v in values.items():
+                out.setdefault(topic, {})[measure] = v
+        return dict(sorted(out.items(), key=lambda kv: _topic_key(kv[0])))
+
+
+@dataclass(slots=True)
+class EvalReport:
+    task: int
+    qrels: str
+    runs: list[RunResult] = field(default_factory=list)
+    topics: int = 0
+    topics_dropped: list[str] = field(default_factory=list)  # sub-collection protocol
+    judgements_removed: int = 0
+    qrels_key: str = ""  # Task 2: "visual" or "formula"
+    qrels_read: ReadReport = field(default_factory=ReadReport)
+    test: str = "t"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def measures(self) -> tuple[str, ...]:
+        names = TASK3_MEASURES if self.task == 3 else tuple(m.name for m in RANKED_MEASURES)
+        present = {m for r in self.runs for m in r.means}
+        return tuple(m for m in names if m in present)
+
+
+def _topic_key(topic: str) -> tuple:
+    head, _, num = topic.rpartition(".")
+    return (head, int(num)) if num.isdigit() else (topic, 0)
+
+
+def _finish(result: RunResult, topics: Sequence[str], categories: Categories | None) -> None:
+    for measure, values in result.per_topic.items():
+        scores = [values[t] for t in topics if t in values]
+        ci = mean_ci(scores)
+        result.ci[measure] = ci
+        result.means[measure] = ci.mean
+        if categories:
+            result.categories[measure] = category_means(values, categories)
+    result.topics = len(topics)
+
+
+def _checks(path: Path, task: int, run: Mapping[str, Mapping[str, float]], read: ReadReport,
+            facts: CollectionFacts | None, topics: Mapping[str, object]) -> CheckReport:
+    report = CheckReport(str(path), task, hits=sum(len(d) for d in run.values()), topics=len(run))
+    for reason, n in read.skipped.items():
+        report.counts["duplicate document" if "duplicate" in reason else "malformed line"] += n
+    report.examples.extend(read.problems[: report.max_examples])
+    for p in check_run_scores(run, task, facts.lookup if facts else None, topics):
+        report.add(p)
+    for message in check_run_name(path.name, task):
+        report.add(Problem("bad file name", "", path.name, f"file name {path.name!r}: {message}"))
+    return report
+
+
+def _compare(report: EvalReport, test: Test) -> None:
+    if len(report.runs) < 2:
+        return
+    first = report.runs[0]
+    for other in report.runs[1:]:
+        for measure, values in other.per_topic.items():
+            base = first.per_topic.get(measure, {})
+            common = [t for t in values if t in base]
+            a = [base[t] for t in common]
+            b = [values[t] for t in common]
+            p = randomisation_test(a, b) if test == "randomisation" else paired_t_test(a, b)
+            other.p_values[measure] = p
+
+
+def evaluate_ranked(
+    task: int,
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Sequence[tuple[str, Mapping[str, Mapping[str, float]]]],
+    *,
+    visual_of: Mapping[str, str] | None = None,
+) -> list[RunResult]:
+    """Score already read Task 1/2 runs (``(name, {topic: {id: score}})``) against graded qrels.
+
+    Task 2 runs are formula-instance runs and need ``visual_of``; ``qrels`` must then be keyed
+    by visual id (see :func:`~.formulas.visual_qrels`).  The small, store-free entry point.
+    """
+    scorer = TrecScorer(qrels, RANKED_MEASURES)
+    topics = list(qrels)
+    out = []
+    for name, run in runs:
+        result = RunResult(name, name, task)
+        if task == 2:
+            if visual_of is None:
+                raise InputError("Task 2 evaluation needs the visual ids of the formulae (--formulas or --index)")
+            run, stats = visual_run(run, visual_of)
+            if stats.unknown:
+                result.notes.append(f"{stats.unknown} formula instance(s) without a known visual id left out")
+        run = cut_depth(run)
+        result.per_topic = scorer.score(run)
+        result.judged_at = judged_fractions(run, qrels, JUDGED_AT)
+        _finish(result, topics, None)
+        out.append(result)
+    return out
+
+
+def evaluate_runs(
+    task: int,
+    qrels_path: str | Path,
+    run_paths: Sequence[str | Path],
+    *,
+    facts: CollectionFacts | None = None,
+    collection_only: bool = False,
+    qrels_key: QrelsKey = "auto",
+    categories: Categories | None = None,
+    test: Test = "t",
+    answer_map: Mapping[tuple[str, str], str] | None = None,
+    answer_texts: Mapping[str, str] | None = None,
+    contextual: bool = True,
+    model_dir: str | Path | None = None,
+) -> EvalReport:
+    """Score run files of ``task`` against a qrels file (see the module text).
+
+    ``facts`` supplies the collection (visual ids for Task 2, answer texts for Task 3, the ids present
+    for ``collection_only``).  Task 3 only: ``answer_map`` maps (run name, topic) to the judged
+    answer id (the lab's ``teams_document_id.tsv``), ``answer_texts`` the texts of judged answers
+    where ``facts`` has none, ``contextual`` switches CS on, ``model_dir`` picks its model.
+    """
+    if task not in (1, 2, 3):
+        raise InputError(f"task must be 1, 2 or 3, not {task}")
+    qrels_path = Path(qrels_path)
+    report = EvalReport(task, str(qrels_path), test=test)
+    read_q = ReadReport(source=str(qrels_path))
+    judgements = read_qrels(qrels_path, read_q)
+    report.qrels_read = read_q
+    if not judgements:
+        raise InputError(f"qrels file {qrels_path} holds no judgements")
+    qrels = qrels_to_dict(judgements, graded_only=task != 3)
+    visual_of = facts.visual_of if facts else None
+
+    if task == 2:
+        if not visual_of:
+            raise InputError("Task 2 evaluation needs the visual ids of the formulae: give --formulas TSV or --index DIR")
+        key = detect_qrels_key(qrels, visual_of) if qrels_key == "auto" else qrels_key
+        report.qrels_key = key
+        if key == "formula":
+            qrels, unknown = visual_qrels(qrels, visual_of)
+            if unknown:
+                report.notes.append(f"{unknown} judged formula id(s) without a known visual id left out")
+
+    if collection_only:
+        present = facts.present(task) if facts else None
+        if present is None:
+            raise InputError("--collection-only needs the collection: give --index DIR (or --formulas TSV for Task 2)")
+        restricted = restrict_qrels(qrels, present)
+        qrels = restricted.qrels
+        report.topics_dropped = restricted.topics_dropped
+        report.judgements_removed = restricted.judgements_removed
+        if not qrels:
+            raise InputError("no topic of the qrels has a relevant document in this collection")
+    report.topics = len(qrels)
+    topics = list(qrels)
+
+    if task == 3:
+        _evaluate_task3(report, qrels, run_paths, facts, answer_map, answer_texts, contextual, model_dir, categories)
+    else:
+        scorer = TrecScorer(qrels, RANKED_MEASURES)
+        for path in map(Path, run_paths):
+            result = RunResult(path.name, str(path), task)
+            result.read = ReadReport(source=str(path))
+            run = read_run_scores(path, task, result.read)
+            result.checks = _checks(path, task, run, result.read, facts, qrels)
+            if task == 2:
+                run, stats = visual_run(run, visual_of)  # type: ignore[arg-type]
+                if stats.unknown:
+                    result.notes.append(f"{stats.unknown} formula instance(s) without a known visual id left out")
+            run = cut_depth(run)
+            result.per_topic = scorer.score(run)
+            result.judged_at = judged_fractions(run, qrels, JUDGED_AT)
+            missing = [t for t in topics if t not in run]
+            if missing:
+                result.notes.append(f"{len(missing)} qrels topic(s) not in the run, scored 0")
+            _finish(result, topics, categories)
+            report.runs.append(result)
+    _compare(report, test)
+    return report
+
+
+def _is_trec_layout(path: Path) -> bool:
+    """Whether a file given for Task 3 is a ranked (TREC) run rather than a Task 3 answer run."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                fields = line.split()
+                if fields:
+                    return len(fields) >= 6 and fields[1] == "Q0"
+    except FileNotFoundError:
+        raise InputError(f"run file {path} does not exist") from None
+    return False
+
+
+def _evaluate_task3(
+    report: EvalReport,
+    qrels: Mapping[str, Mapping[str, int]],
+    run_paths: Sequence[str | Path],
+    facts: CollectionFacts | None,
+    answer_map: Mapping[tuple[str, str], str] | None,
+    answer_texts: Mapping[str, str] | None,
+    contextual: bool,
+    model_dir: str | Path | None,
+    categories: Categories | None,
+) -> None:
+    from .tokenize import default_tokenizer
+
+    def text_of(doc: str) -> str | None:
+        if answer_texts and doc in answer_texts:
+            return answer_texts[doc]
+        if facts is not None and facts.text_of is not None:
+            return facts.text_of(doc)
+        return None
+
+    references = references_by_topic(qrels, text_of)
+    tokenizer = default_tokenizer()
+    similarity = None
+    if contextual:
+        from .similarity import ContextualSimilarity
+
+        similarity = ContextualSimilarity(model_dir)
+    topics = list(qrels)
+    for path in map(Path, run_paths):
+        result = RunResult(path.name, str(path), 3)
+        result.read = ReadReport(source=str(path))
+        answer_ids: dict[str, str] = {}
+        answers: dict[str, str] = {}
+        if _is_trec_layout(path):
+            # A Task 1 run scored with Task 3 measures: its first hit in trec_eval order.
+            run = read_run_scores(path, 1, result.read)
+            for topic, docs in run.items():
+                if docs:
+                    top = trec_order(docs)[0]
+                    answer_ids[topic] = top
+                    text = text_of(top)
+                    if text is not None:
+                        answers[topic] = text
+            result.notes.append("Task 1 run: truncated to its first hit per topic")
+        else:
+            run_name = path.stem
+            for a in read_task3_run(path, result.read):
+                answers[a.query_id] = a.answer
+                mapped = answer_map.get((run_name, a.query_id)) if answer_map else None
+                if mapped is None and a.sources.strip() in qrels.get(a.query_id, {}):
+                    mapped = a.sources.strip()  # an extractive answer naming its judged post
+                if mapped is not None:
+                    answer_ids[a.query_id] = mapped
+        scores = Task3Scores()
+        relevance_scores(answer_ids, qrels, scores)
+        overlap_scores(answers, references, scores, tokenizer, similarity)
+        result.per_topic = scores.per_topic
+        if scores.unjudged:
+            result.notes.append(f"{len(scores.unjudged)} answer(s) without a judgement left out of AR and P@1")
+        if scores.unanswered:
+            result.notes.append(f"{len(scores.unanswered)} qrels topic(s) without an answer, scored 0")
+        if scores.no_reference:
+            result.notes.append(f"{len(scores.no_reference)} topic(s) without H+M reference text left out of LO/CS")
+        judged = sum(1 for t in topics if t in answer_ids and answer_ids[t] in qrels[t])
+        result.judged_at = {1: judged / len(answer_ids) if answer_ids else 0.0}
+        _finish(result, topics, categories)
+        report.runs.append(result)
+    report.notes.append(f"LO tokenizer: {tokenizer.name}")
+    if similarity is not None:
+        report.notes.append(f"CS model: {similarity.name}")

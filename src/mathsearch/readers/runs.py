@@ -1,0 +1,217 @@
+"""Readers for run files of the three ARQMath tasks.
+
+* Task 1, TREC layout: ``topic Q0 doc rank score tag`` (tab or spaces); the ARQMath-2 variant
+  without the ``Q0`` column (``topic doc rank score tag``) is accepted too.
+* Task 2, ARQMath layout: ``Query_Id Formula_Id Post_Id Rank Score Run_Id``.
+* Task 3: ``Query_Id Rank Score Run_Id Sources Answer``, tab-separated with csv quoting (answers
+  may hold quotes, tabs and newlines).
+
+A malformed line is reported in the :class:`ReadReport` with file:line and skipped.  A document
+(formula, answer) listed twice for one topic is reported and only its first line is kept: trec_eval
+refuses such runs, the lab's scripts kept one line.  Scores are kept as read; ordering is the
+evaluator's business (trec_eval order: score descending, then id descending), never the rank column.
+
+Two access paths: records (:func:`read_trec_run`, :func:`read_formula_run`, :func:`read_task3_run`)
+and, for scoring many large runs fast, plain ``{topic: {id: score}}`` dicts (:func:`read_run_scores`).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from ..records import FormulaHit, ReadReport, ScoredDoc, Task3Answer
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    query_id: str
+    doc_id: str
+    post_id: str
+    rank: int
+    score: float
+    run_tag: str
+
+
+def _open_text(path: Path, what: str):
+    try:
+        return path.open(encoding="utf-8", newline="")
+    except FileNotFoundError:
+        raise InputError(f"{what} file {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} path {path} is a directory, not a file") from None
+
+
+def _parse_line(fields: list[str], task: int) -> tuple[str, str, str, str, str, str] | str:
+    """(topic, doc, post, rank, score, tag) or the reason the line is malformed."""
+    n = len(fields)
+    if task == 2:
+        if n < 6:
+            return f"expected 6 fields (Query_Id Formula_Id Post_Id Rank Score Run_Id), found {n}"
+        topic, doc, post, rank, score, tag = fields[0], fields[1], fields[2], fields[3], fields[4], fields[5]
+        return topic, doc, post, rank, score, tag
+    if n >= 6 and fields[1] in ("Q0", "q0", "0"):
+        return fields[0], fields[2], "", fields[3], fields[4], fields[5]
+    if n == 5:  # ARQMath-2 Task 1 layout, no Q0 column
+        return fields[0], fields[1], "", fields[2], fields[3], fields[4]
+    if n >= 6:
+        return f"second field {fields[1]!r} should be Q0 in the TREC layout (topic Q0 doc rank score tag)"
+    return f"expected 6 fields (topic Q0 doc rank score tag), found {n}"
+
+
+def _iter_rows(path: str | Path, task: int, report: ReadReport) -> Iterator[tuple[int, _Row]]:
+    path = Path(path)
+    seen: set[tuple[str, str]] = set()
+    with _open_text(path, "run") as handle:
+        try:
+            for line_no, line in enumerate(handle, 1):
+                # A tag may hold spaces: split off at most 5 fields.
+                fields = line.split(None, 5)
+                if not fields:
+                    continue
+                where = f"{path}:{line_no}"
+                parsed = _parse_line(fields, task)
+                if isinstance(parsed, str):
+                    report.skip(parsed, where)
+                    continue
+                topic, doc, post, rank_s, score_s, tag = parsed
+                try:
+                    rank = int(rank_s)
+                except ValueError:
+                    report.skip(f"rank {rank_s!r} is not an integer", where)
+                    continue
+                try:
+                    score = float(score_s)
+                except ValueError:
+                    report.skip(f"score {score_s!r} is not a number", where)
+                    continue
+                if not math.isfinite(score):
+                    report.skip(f"score {score_s!r} is not a finite number", where)
+                    continue
+                key = (topic, doc)
+                if key in seen:
+                    report.skip("duplicate document for the topic (first line kept)", where)
+                    continue
+                seen.add(key)
+                report.rows += 1
+                yield line_no, _Row(topic, doc, post, rank, score, tag.strip())
+        except UnicodeDecodeError:
+            raise InputError(f"run file {path} is not UTF-8 text") from None
+
+
+def read_trec_run(path: str | Path, report: ReadReport | None = None) -> list[ScoredDoc]:
+    """Hits of a Task 1 (TREC layout) run, in file order."""
+    report = report if report is not None else ReadReport(source=str(path))
+    return [ScoredDoc(r.query_id, r.doc_id, r.score, r.rank, r.run_tag) for _, r in _iter_rows(path, 1, report)]
+
+
+def read_formula_run(path: str | Path, report: ReadReport | None = None) -> list[FormulaHit]:
+    """Hits of a Task 2 run (``Query_Id Formula_Id Post_Id Rank Score Run_Id``), in file order."""
+    report = report if report is not None else ReadReport(source=str(path))
+    return [
+        FormulaHit(r.query_id, r.doc_id, r.post_id, r.score, r.rank, r.run_tag)
+        for _, r in _iter_rows(path, 2, report)
+    ]
+
+
+def read_run_scores(path: str | Path, task: int = 1, report: ReadReport | None = None) -> dict[str, dict[str, float]]:
+    """``{topic: {doc: score}}`` of a Task 1 run or ``{topic: {formula_id: score}}`` of a Task 2 run.
+
+    The fast path for evaluation: no record per hit.  Same checks as the record readers.
+    """
+    report = report if report is not None else ReadReport(source=str(path))
+    out: dict[str, dict[str, float]] = {}
+    path = Path(path)
+    seen_dupes = 0
+    with _open_text(path, "run") as handle:
+        try:
+            for line_no, line in enumerate(handle, 1):
+                fields = line.split(None, 5)
+                n = len(fields)
+                # Fast path for the well-formed common case; anything else goes through _parse_line.
+                if n == 6 and task == 1 and fields[1] == "Q0":
+                    topic, doc, rank_s, score_s = fields[0], fields[2], fields[3], fields[4]
+                elif n == 6 and task == 2:
+                    topic, doc, rank_s, score_s = fields[0], fields[1], fields[3], fields[4]
+                elif n == 0:
+                    continue
+                else:
+                    parsed = _parse_line(fields, task)
+                    if isinstance(parsed, str):
+                        report.skip(parsed, f"{path}:{line_no}")
+                        continue
+                    topic, doc, _, rank_s, score_s, _ = parsed
+                try:
+                    score = float(score_s)
+                    int(rank_s)
+                except ValueError:
+                    report.skip(f"rank {rank_s!r} or score {score_s!r} is not a number", f"{path}:{line_no}")
+                    continue
+                if not math.isfinite(score):
+                    report.skip(f"score {score_s!r} is not a finite number", f"{path}:{line_no}")
+                    continue
+                docs = out.get(topic)
+                if docs is None:
+                    docs = out[topic] = {}
+                if doc in docs:
+                    seen_dupes += 1
+                    report.skip("duplicate document for the topic (first line kept)", f"{path}:{line_no}")
+                    continue
+                docs[doc] = score
+                report.rows += 1
+        except UnicodeDecodeError:
+            raise InputError(f"run file {path} is not UTF-8 text") from None
+    return out
+
+
+TASK3_FIELDS = ("Query_Id", "Rank", "Score", "Run_Id", "Sources", "Answer")
+
+
+def _task3_fields(line: str) -> list[str]:
+    """Split one physical line that the tab-separated csv reading could not split in six."""
+    # The guidelines' own example separates fields by spaces and quotes the free-text ones.
+    return next(csv.reader([line], delimiter=" ", skipinitialspace=True))
+
+
+def read_task3_run(path: str | Path, report: ReadReport | None = None) -> list[Task3Answer]:
+    """Answers of a Task 3 run, one per topic (a repeated topic is reported, the first kept)."""
+    path = Path(path)
+    report = report if report is not None else ReadReport(source=str(path))
+    out: list[Task3Answer] = []
+    seen: set[str] = set()
+    with _open_text(path, "run") as handle:
+        reader = csv.reader(handle, delimiter="\t", quotechar='"')
+        start = 1
+        try:
+            for row in reader:
+                where = f"{path}:{start}"
+                start = reader.line_num + 1
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                if len(row) < 6 and len(row) == 1:
+                    row = _task3_fields(row[0])
+                if len(row) != 6:
+                    report.skip(f"expected 6 fields ({' '.join(TASK3_FIELDS)}), found {len(row)}", where)
+                    continue
+                topic, rank_s, score_s, tag, sources, answer = (f if i == 5 else f.strip() for i, f in enumerate(row))
+                try:
+                    rank = int(rank_s)
+                    score = float(score_s)
+                except ValueError:
+                    report.skip(f"rank {rank_s!r} or score {score_s!r} is not a number", where)
+                    continue
+                if topic in seen:
+                    report.skip("more than one answer for the topic (first kept)", where)
+                    continue
+                seen.add(topic)
+                report.rows += 1
+                out.append(Task3Answer(topic, answer, score, rank, tag, sources))
+        except csv.Error as exc:
+            raise InputError(f"{path}, line {reader.line_num}: cannot read the Task 3 run: {exc}") from None
+        except UnicodeDecodeError:
+            raise InputError(f"run file {path} is not UTF-8 text") from None
+    return out

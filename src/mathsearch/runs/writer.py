@@ -1,0 +1,149 @@
+"""Writers for the three run layouts, validating hits as the participant guidelines demand.
+
+Each topic's hits are written in trec_eval order (score descending, ties by id descending), so that
+the rank column agrees with how every evaluator will read the file, cut at 1,000 hits, and with one
+line per document.  Invalid hits (see :mod:`.validate`) are dropped (``on_invalid="drop"``, as the
+lab filtered them before assessment) or refused (``on_invalid="raise"``); either way the returned
+:class:`~.validate.CheckReport` says what happened.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from ..errors import InputError
+from ..records import FormulaHit, ScoredDoc, Task3Answer
+from .lookup import CollectionLookup
+from .validate import (
+    DUPLICATE,
+    INVALID_KINDS,
+    MAX_HITS,
+    TOO_MANY,
+    CheckReport,
+    Problem,
+    check_task1_hits,
+    check_task2_hits,
+    check_task3_answers,
+)
+
+OnInvalid = Literal["drop", "raise"]
+
+
+def _trec_key(doc_id: str, score: float) -> tuple[float, str]:
+    return (score, doc_id)
+
+
+def _fmt_score(score: float) -> str:
+    # repr round-trips exactly: the file holds the score the system computed, ties stay ties.
+    return repr(float(score))
+
+
+def _sieve(path: Path, task: int, problems: list[Problem], on_invalid: OnInvalid, report: CheckReport) -> set[tuple[str, str]]:
+    bad: set[tuple[str, str]] = set()
+    for p in problems:
+        if p.kind == TOO_MANY:
+            continue  # the writer cuts at 1,000 itself
+        report.add(p)
+        if p.kind in INVALID_KINDS:
+            bad.add((p.query_id, p.item))
+    if bad and on_invalid == "raise":
+        first = next(p for p in problems if p.kind in INVALID_KINDS)
+        raise InputError(f"run for {path} has {len(bad)} invalid hit(s), e.g. topic {first.query_id}: {first.message}")
+    return bad
+
+
+def _group(items: Iterable, key_doc, report: CheckReport) -> dict[str, dict[str, object]]:
+    per_topic: dict[str, dict[str, object]] = defaultdict(dict)
+    for item in items:
+        docs = per_topic[item.query_id]
+        doc = key_doc(item)
+        if doc in docs:
+            report.add(Problem(DUPLICATE, item.query_id, doc, f"{doc} listed twice (first kept)"))
+            continue
+        docs[doc] = item
+    return per_topic
+
+
+def _ordered(docs: dict[str, object]) -> list[object]:
+    ranked = sorted(docs.items(), key=lambda kv: _trec_key(kv[0], kv[1].score), reverse=True)  # type: ignore[attr-defined]
+    return [item for _, item in ranked[:MAX_HITS]]
+
+
+def write_trec_run(
+    path: str | Path,
+    hits: Iterable[ScoredDoc],
+    run_tag: str | None = None,
+    lookup: CollectionLookup | None = None,
+    on_invalid: OnInvalid = "drop",
+) -> CheckReport:
+    """Write a Task 1 run in the TREC layout ``topic Q0 doc rank score tag`` (tab-separated)."""
+    path = Path(path)
+    hits = list(hits)
+    report = CheckReport(str(path), 1)
+    bad = _sieve(path, 1, check_task1_hits(hits, lookup), on_invalid, report)
+    per_topic = _group((h for h in hits if (h.query_id, h.doc_id) not in bad), lambda h: h.doc_id, report)
+    with path.open("w", encoding="utf-8", newline="") as out:
+        for topic in sorted(per_topic):
+            for rank, h in enumerate(_ordered(per_topic[topic]), 1):
+                tag = run_tag or h.run_tag or "mathsearch"  # type: ignore[attr-defined]
+                out.write(f"{topic}\tQ0\t{h.doc_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n")  # type: ignore[attr-defined]
+                report.hits += 1
+            report.topics += 1
+    return report
+
+
+def write_formula_run(
+    path: str | Path,
+    hits: Iterable[FormulaHit],
+    run_tag: str | None = None,
+    lookup: CollectionLookup | None = None,
+    on_invalid: OnInvalid = "drop",
+) -> CheckReport:
+    """Write a Task 2 run: ``Query_Id Formula_Id Post_Id Rank Score Run_Id`` (tab-separated)."""
+    path = Path(path)
+    hits = list(hits)
+    report = CheckReport(str(path), 2)
+    bad = _sieve(path, 2, check_task2_hits(hits, lookup), on_invalid, report)
+    per_topic = _group((h for h in hits if (h.query_id, h.formula_id) not in bad), lambda h: h.formula_id, report)
+    with path.open("w", encoding="utf-8", newline="") as out:
+        for topic in sorted(per_topic):
+            for rank, h in enumerate(_ordered(per_topic[topic]), 1):
+                tag = run_tag or h.run_tag or "mathsearch"  # type: ignore[attr-defined]
+                out.write(
+                    f"{topic}\t{h.formula_id}\t{h.post_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n"  # type: ignore[attr-defined]
+                )
+                report.hits += 1
+            report.topics += 1
+    return report
+
+
+def write_task3_run(
+    path: str | Path,
+    answers: Iterable[Task3Answer],
+    run_tag: str | None = None,
+    on_invalid: OnInvalid = "drop",
+) -> CheckReport:
+    """Write a Task 3 run: ``Query_Id Rank Score Run_Id Sources Answer``, tab-separated, csv quoting."""
+    path = Path(path)
+    answers = list(answers)
+    report = CheckReport(str(path), 3)
+    problems = check_task3_answers(answers)
+    bad = _sieve(path, 3, problems, on_invalid, report)
+    seen: set[str] = set()
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out, delimiter="\t", quotechar='"', quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+        for a in answers:
+            if (a.query_id, "") in bad:
+                continue
+            if a.query_id in seen:
+                report.add(Problem(DUPLICATE, a.query_id, "", "more than one answer for the topic (first kept)"))
+                continue
+            seen.add(a.query_id)
+            writer.writerow([a.query_id, 1, _fmt_score(a.score), run_tag or a.run_tag or "mathsearch", a.sources, a.answer])
+            report.hits += 1
+            report.topics += 1
+    return report
