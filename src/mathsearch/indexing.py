@@ -1,26 +1,53 @@
 """Build everything under an INDEX_DIR from a collection folder, atomically.
 
-Today: the collection store.  Search indexes (issue 5) register further steps here
-so that one ``mathsearch index`` builds them all into the same temporary folder.
+First the collection store, then each search index step of :data:`INDEX_STEPS`, all into the
+same temporary folder, which replaces INDEX_DIR only when every step has finished.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from .readers.collection import detect_collection
-from .store import IngestCounts, atomic_directory, build_store
+from .store import IngestCounts, Store, atomic_directory, build_store
 from .store.build import Progress
 
-# Later steps: (name, function(index_dir_being_built, progress) -> dict of counts)
+# A step: (name, function(index_dir_being_built, progress) -> dict of counts); it opens the
+# freshly built store from that folder itself.
 IndexStep = Callable[[Path, Progress | None], dict]
-EXTRA_STEPS: list[tuple[str, IndexStep]] = []
 
 
-def build_index(collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None) -> IngestCounts:
-    """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``."""
+def _text_step(building: Path, progress: Progress | None) -> dict:
+    from .indexes.text_index import build_text_indexes
+
+    with Store.open(building) as store:
+        return build_text_indexes(store, building, progress)
+
+
+# One line per index (the formula index adds its own).
+INDEX_STEPS: list[tuple[str, IndexStep]] = [("text", _text_step)]
+
+
+@dataclass
+class IndexCounts(IngestCounts):
+    """What the store read, plus the counts and build seconds of each search index step."""
+
+    indexes: dict[str, Any] = field(default_factory=dict)
+
+
+def build_index(collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None) -> IndexCounts:
+    """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes."""
     files = detect_collection(collection_dir)
     with atomic_directory(index_dir) as building:
-        counts = build_store(files, building, progress)
+        store_counts = build_store(files, building, progress)
+        counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
+        for name, step in INDEX_STEPS:
+            started = time.perf_counter()
+            step_counts = step(building, progress)
+            counts.indexes.update(step_counts)
+            counts.indexes[f"{name}_seconds"] = round(time.perf_counter() - started, 2)
     return counts

@@ -9,7 +9,7 @@ names of ir_measures (query_id, doc_id, relevance, score).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 
 
 class PostType(int, Enum):
@@ -17,7 +17,7 @@ class PostType(int, Enum):
     ANSWER = 2
 
 
-class FormulaKind(str, Enum):
+class FormulaKind(StrEnum):
     """Where a formula instance occurs (the ``type`` column of the formula TSV files)."""
 
     TITLE = "title"

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 
 from ..indexing import build_index
 from ._common import friendly_errors, print_json
@@ -35,7 +42,7 @@ def index(
         counts = build_index(collection, index_dir, progress)
     if json_out:
         out = counts.as_json()
-        print_json({k: out[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")})
+        print_json({**{k: out[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")}, **counts.indexes})
     else:
         console.print(
             f"indexed {collection} into {index_dir}: {counts.questions:,} questions, {counts.answers:,} answers, "

@@ -18,6 +18,11 @@ from .formula_tsv import read_topic_formulas
 from .html import body_text, extract_math
 
 
+def _child_text(elem: etree._Element, name: str) -> str:
+    child = elem.find(name)
+    return (child.text or "") if child is not None else ""
+
+
 def topic_formulas_from_markup(topic_id: str, title: str, question: str) -> list[TopicFormula]:
     """Formulae of a topic's title and question, in document order."""
     out: list[TopicFormula] = []
@@ -54,12 +59,7 @@ def read_topics(
                 report.skip("topic without number", f"{path}:{elem.sourceline}")
                 elem.clear()
                 continue
-
-            def field(name: str) -> str:
-                child = elem.find(name)
-                return (child.text or "") if child is not None else ""
-
-            title, question = field("Title"), field("Question")
+            title, question = _child_text(elem, "Title"), _child_text(elem, "Question")
             formulas = topic_formulas_from_markup(topic_id, title, question)
             # Task 2 topic ids are B.N; the formula files are keyed by the Task 1 id A.N.
             task1_id = "A." + topic_id.split(".", 1)[1] if topic_id.startswith("B.") else topic_id
@@ -70,14 +70,14 @@ def read_topics(
             thread = next((tf.thread_id for tf in extra.get(task1_id, []) if tf.thread_id), None)
             if thread is not None:
                 formulas = [TopicFormula(f.formula_id, topic_id, f.latex, f.kind, thread) for f in formulas]
-            formula_id = field("Formula_Id").strip() or None
-            latex = field("Latex").strip() or None
+            formula_id = _child_text(elem, "Formula_Id").strip() or None
+            latex = _child_text(elem, "Latex").strip() or None
             topics.append(
                 Topic(
                     topic_id=topic_id,
                     title=title.strip(),
                     question=question.strip(),
-                    tags=parse_tags(field("Tags")),
+                    tags=parse_tags(_child_text(elem, "Tags")),
                     formulas=tuple(formulas),
                     formula_id=formula_id,
                     latex=latex,
