@@ -396,7 +396,7 @@ class ParseState:
             atoms: list[SNode] = []
             if depth >= MAX_DEPTH:
                 self.error("nesting too deep")
-                atoms.append(SNode("U!" + t, "U"))
+                atoms.append(SNode("E!" + t, "U"))
                 return atoms
             self.command(t, atoms, depth)
             return atoms
@@ -495,7 +495,7 @@ class ParseState:
                 return
             if len(self.unknown) < MAX_ERRORS_KEPT:
                 self.unknown.append(t)
-            atoms.append(SNode("U!" + t, "U"))
+            atoms.append(SNode("E!" + t, "U"))
             return
         code = entry[0]
         if code == "sym":
@@ -509,7 +509,7 @@ class ParseState:
             return
         if depth >= MAX_DEPTH and code not in ("font", "size", "right", "end", "skiparg"):
             self.error("nesting too deep")
-            atoms.append(SNode("U!" + t, "U"))
+            atoms.append(SNode("E!" + t, "U"))
             return
         d1 = depth + 1
         if code == "frac":
@@ -720,7 +720,7 @@ class ParseState:
         elif code in ("newcommand", "declareop", "def", "let"):
             self.define(code)
         else:  # pragma: no cover - every table code is handled above
-            atoms.append(SNode("U!" + t, "U"))
+            atoms.append(SNode("E!" + t, "U"))
 
     def environment(self, atoms: list[SNode], depth: int) -> None:
         raw = self.raw_group()

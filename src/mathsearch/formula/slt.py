@@ -13,7 +13,7 @@ same line; ``edges`` hold the other spatial relations, each a ``(label, SNode)``
 
 Node labels carry their type as in the seed's figure 3: ``V!x`` variable or identifier,
 ``N!2`` number, ``F!sin`` function name, ``T!if`` text, ``FRAC`` fraction bar, ``ATOP`` fraction
-without a bar (binomials), ``ROOT`` radical, ``M!2x3`` matrix, ``W!`` blank, ``U!\\foo`` unknown
+without a bar (binomials), ``ROOT`` radical, ``M!2x3`` matrix, ``W!`` blank, ``E!\\foo`` unknown
 macro; operators, relations, fences and other symbols are the Unicode character itself
 (``+``, ``=``, ``(``, ``∑``, ``¯``).  ``kind`` is the one-letter role from
 :mod:`mathsearch.formula.symbols` (``K`` fraction, ``D`` radical, ``M`` matrix, ``A`` accent,
