@@ -1,0 +1,33 @@
+"""Retrieval systems: named, configured objects usable from Python and the CLI.
+
+``make_system("bm25-thread")`` or ``make_system("ours:dense=0")``; ``system_names(task)`` lists them.
+Each module below registers its systems on import (one line per module).
+"""
+
+from . import lexical  # noqa: F401  (bm25-answer, bm25-thread, tfidf-latex, tfidf-words)
+from .base import (
+    Ranking,
+    SearchContext,
+    SearchQuery,
+    make_system,
+    parameters,
+    register,
+    spec,
+    system_class,
+    system_names,
+)
+from .runner import run_rankings, run_system
+
+__all__ = [
+    "Ranking",
+    "SearchContext",
+    "SearchQuery",
+    "make_system",
+    "parameters",
+    "register",
+    "run_rankings",
+    "run_system",
+    "spec",
+    "system_class",
+    "system_names",
+]

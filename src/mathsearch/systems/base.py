@@ -1,0 +1,190 @@
+"""What every retrieval system shares: the query it is given, the indexes it may use, the registry.
+
+A system is a frozen dataclass with a ``NAME``, the ``TASK`` it answers (1: answers, 2: formula
+instances) and typed parameters with defaults.  ``search(ctx, query, limit)`` returns
+``{hit id: score}``: answer post ids for Task 1, formula instance ids for Task 2 (the post of a
+formula comes from the store).  Its :func:`spec` (``name`` or ``name:k=v,...``) names it in run
+tags and on the command line, and :func:`make_system` turns a spec back into the object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from ..errors import InputError
+from ..indexes.documents import QueryBags, topic_text
+from ..records import Topic
+from ..store import Store
+
+Ranking = dict[str, float]
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """A Task 1 question (title, body, tags) or a Task 2 formula, as plain text with ``$LaTeX$``."""
+
+    query_id: str
+    title: str
+    question: str = ""
+    tags: tuple[str, ...] = ()
+    formula_latex: str | None = None  # Task 2: the formula searched for
+    formula_id: str | None = None
+    topic: Topic | None = None
+
+    @classmethod
+    def from_topic(cls, topic: Topic) -> SearchQuery:
+        title, question = topic_text(topic)
+        q = topic.query_formula
+        latex = q.latex if q is not None else topic.latex
+        return cls(topic.topic_id, title, question, topic.tags, latex, topic.formula_id, topic)
+
+    @classmethod
+    def from_text(cls, text: str, query_id: str = "q", tags: tuple[str, ...] = ()) -> SearchQuery:
+        """A typed-in search: the text is the title; with ``task 2`` its first formula is searched."""
+        from ..text.analysis import split_math
+
+        _, formulae = split_math(text)
+        latex = formulae[0] if formulae else text.strip().strip("$")
+        return cls(query_id, text, "", tags, latex, None, None)
+
+    @cached_property
+    def bags(self) -> QueryBags:
+        return QueryBags.of_text(self.title, self.question, self.tags)
+
+
+class SearchContext:
+    """The indexes of one INDEX_DIR, opened lazily and shared by every system of a run."""
+
+    def __init__(self, index_dir: str | Path):
+        self.index_dir = Path(index_dir)
+        self._parts: dict[str, Any] = {}
+
+    def part(self, key: str, factory: Callable[[Path], Any]) -> Any:
+        """A component (index, model, cache) opened once: ``factory(index_dir)`` on first use."""
+        if key not in self._parts:
+            self._parts[key] = factory(self.index_dir)
+        return self._parts[key]
+
+    @property
+    def store(self) -> Store:
+        return self.part("store", Store.open)
+
+    @property
+    def text(self):  # -> TextIndex
+        from ..indexes.text_index import TextIndex
+
+        return self.part("text", TextIndex.open)
+
+
+@runtime_checkable
+class System(Protocol):
+    NAME: ClassVar[str]
+    TASK: ClassVar[int]
+    DESCRIPTION: ClassVar[str]
+
+    def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking: ...
+
+
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls: type) -> type:
+    """Class decorator: make a system dataclass known by its ``NAME``."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls.__name__} must be a dataclass")
+    _REGISTRY[cls.NAME] = cls
+    return cls
+
+
+def system_names(task: int | None = None) -> list[str]:
+    return sorted(n for n, c in _REGISTRY.items() if task is None or c.TASK == task)
+
+
+def system_class(name: str) -> type:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(system_names()) or "none"
+        raise InputError(f"unknown system {name!r}; known systems: {known}") from None
+
+
+def _convert(value: str, kind: Any, name: str, system: str) -> Any:
+    try:
+        if kind is bool:
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if kind in (int, float, str):
+            return kind(value)
+    except ValueError:
+        raise InputError(f"system {system}: parameter {name} wants a {kind.__name__}, got {value!r}") from None
+    return value
+
+
+def make_system(spec: str, **params: Any) -> Any:
+    """A system from ``name`` or ``name:k=v,k=v`` (typed by the dataclass fields), plus ``params``."""
+    name, _, rest = spec.partition(":")
+    cls = system_class(name.strip())
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    values: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or key not in known:
+            raise InputError(
+                f"system {name}: bad parameter {item!r}; parameters are {', '.join(sorted(known)) or 'none'}"
+            )
+        values[key] = _convert(value.strip(), hints.get(key), key, name)
+    for key, value in params.items():
+        if key not in known:
+            raise InputError(f"system {name}: unknown parameter {key!r}")
+        values[key] = value
+    return cls(**values)
+
+
+def spec(system: Any) -> str:
+    """Canonical name of a configured system: ``NAME`` plus its non-default parameters."""
+    changed = []
+    for f in dataclasses.fields(system):
+        if not f.init:
+            continue
+        value = getattr(system, f.name)
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING  # type: ignore[misc]
+        )
+        if value != default:
+            changed.append(f"{f.name}={value}")
+    return system.NAME + (":" + ",".join(changed) if changed else "")
+
+
+def parameters(cls: type) -> dict[str, Any]:
+    """``{parameter: default}`` of a system class, for help texts."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.init:
+            out[f.name] = f.default if f.default is not dataclasses.MISSING else None
+    return out
+
+
+__all__ = [
+    "Ranking",
+    "SearchContext",
+    "SearchQuery",
+    "System",
+    "field",
+    "make_system",
+    "parameters",
+    "register",
+    "spec",
+    "system_class",
+    "system_names",
+]

@@ -1,0 +1,1 @@
+"""Text analysis: words, math tokens and LaTeX-as-words, shared by indexing and querying."""

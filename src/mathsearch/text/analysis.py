@@ -1,0 +1,183 @@
+"""Text analysis shared by indexing and querying: words, math tokens, LaTeX as words.
+
+Index and query must tokenise identically, so every token a search index holds is made
+here, in Python, and the index stores them split on white space only.  Texts come as
+plain text with formulae written ``$LaTeX$`` (the store's ``title``/``text`` columns and
+topics read through :mod:`mathsearch.readers.html`).
+
+Token families (each lands in its own index field):
+
+* **words**: lower-cased, stop words dropped, light plural stemming (Harman's S-stemmer).
+* **math tokens**: LaTeX symbols (``m:\\frac``, ``m:x``), adjacent symbol pairs
+  (``p:x|^``) and one token per whole formula (``f:`` + hash of the normalised LaTeX)
+  so that an exact occurrence of the topic's formula counts most.
+* **raw LaTeX terms**: what a generic tokeniser makes of text with raw LaTeX in it
+  (alphanumeric runs), as the lab's Terrier baseline saw it.
+* **LaTeX words**: formulae mapped to English words (``\\frac`` -> ``frac``, ``^`` ->
+  ``pow``), as the lab's PyTerrier baseline; the formula module's ``latex_to_words`` is
+  used when it is there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+from ..readers.dollar_math import find_math
+
+# Short, generic English stop words; mathematical words ("prove", "limit") are kept.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just let me more
+    most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those through
+    to too under until up very was we were what when where which while who whom why will with would you
+    your yours yourself yourselves also us may might must shall get got im ive dont doesnt thanks thank
+    hi hello please""".split()
+)
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_LATEX_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|[0-9]+(?:\.[0-9]+)?|[A-Za-z]|[^\sA-Za-z0-9\\]")
+# Tokens that carry no content of their own: grouping, spacing and sizing.
+_LATEX_DROP = frozenset(
+    r"{ } \left \right \big \Big \bigg \Bigg \bigl \bigr \Bigl \Bigr \biggl \biggr \, \; \: \! \quad \qquad"
+    r" \displaystyle \textstyle \limits \nolimits \mathrm \text \operatorname \mathit \rm \it & \\ ~ \
+    \hspace \vspace \tag \label \nonumber \notag $".split()
+)
+_LATEX_ALIAS = {
+    r"\dfrac": r"\frac", r"\tfrac": r"\frac", r"\le": r"\leq", r"\ge": r"\geq", r"\ne": r"\neq",
+    r"\to": r"\rightarrow", r"\gets": r"\leftarrow", r"\lbrace": "{", r"\rbrace": "}", r"\{": "{", r"\}": "}",
+    r"\lvert": "|", r"\rvert": "|", r"\vert": "|", r"\mid": "|", r"\lVert": r"\|", r"\rVert": r"\|",
+    r"\Vert": r"\|", r"\langle": "<", r"\rangle": ">", r"\cdot": "*", r"\times": "*", r"\ast": "*",
+    r"\varepsilon": r"\epsilon", r"\varphi": r"\phi", r"\lbrack": "[", r"\rbrack": "]", r"\iff": r"\Leftrightarrow",
+    r"\implies": r"\Rightarrow", r"\dots": r"\ldots", r"\cdots": r"\ldots",
+}
+# English names of symbols, for the "LaTeX as words" representation.
+_SYMBOL_WORDS = {
+    "+": "plus", "-": "minus", "=": "equal", "<": "less", ">": "greater", "^": "pow", "_": "sub",
+    "(": "lparen", ")": "rparen", "[": "lbrack", "]": "rbrack", "|": "bar", "!": "factorial", "/": "divide",
+    "*": "times", ",": "comma", ".": "dot", "'": "prime", ":": "colon", ";": "semicolon",
+    "\\|": "norm", "\\leq": "leq", "\\geq": "geq", "\\neq": "neq", "\\infty": "infinity",
+}
+_ENTITY_MATH_NUMBER = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
+
+
+# -- words --------------------------------------------------------------------------------
+def stem(word: str) -> str:
+    """Harman's S-stemmer: plural endings only (keeps "analysis", "series" readable)."""
+    if len(word) > 4 and word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("es") and not word.endswith(("aes", "ees", "oes", "ses", "xes")):
+        return word[:-1]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("us", "ss", "is")):
+        return word[:-1]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Content words of plain text (formulae must already be removed)."""
+    out = []
+    for w in _WORD.findall(text.lower()):
+        if w in STOPWORDS or len(w) > 40:
+            continue
+        out.append(stem(w))
+    return out
+
+
+# -- prose and formulae ---------------------------------------------------------------------
+def split_math(text: str) -> tuple[str, list[str]]:
+    """``(prose, formulae)``: the text with each ``$LaTeX$`` replaced by a space, and the LaTeX."""
+    found = find_math(text, is_html=False)
+    if not found:
+        return text, []
+    prose: list[str] = []
+    pos = 0
+    for start, end, _ in found:
+        prose.append(text[pos:start])
+        pos = end
+    prose.append(text[pos:])
+    return " ".join(prose), [latex for _, _, latex in found]
+
+
+def latex_symbols(latex: str) -> list[str]:
+    """LaTeX tokens with grouping and spacing dropped and synonyms merged (``\\dfrac`` = ``\\frac``)."""
+    out = []
+    for tok in _LATEX_TOKEN.findall(latex):
+        tok = _LATEX_ALIAS.get(tok, tok)
+        if tok in _LATEX_DROP:
+            continue
+        out.append(tok)
+    return out
+
+
+def formula_key(latex: str) -> str:
+    """One token for a whole formula: equal for LaTeX strings that differ only in spacing/grouping."""
+    norm = "".join(latex_symbols(latex))
+    return "f:" + hashlib.blake2b(norm.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def math_tokens(latex: str) -> list[str]:
+    """Symbols, adjacent symbol pairs and the whole-formula key of one formula."""
+    syms = latex_symbols(latex)
+    if not syms:
+        return []
+    # Numbers other than small ones say little alone; keep them, but as a class in the pairs.
+    out = [f"m:{s}" for s in syms]
+    classed = ["#" if _ENTITY_MATH_NUMBER.match(s) and len(s) > 1 else s for s in syms]
+    out.extend(f"p:{a}|{b}" for a, b in zip(classed, classed[1:], strict=False))
+    out.append(formula_key(latex))
+    return out
+
+
+def _fallback_latex_to_words(latex: str) -> str:
+    parts = []
+    for tok in latex_symbols(latex):
+        if tok.startswith("\\"):
+            word = _SYMBOL_WORDS.get(tok, tok[1:])
+        else:
+            word = _SYMBOL_WORDS.get(tok, tok)
+        parts.append(word)
+    return " ".join(parts)
+
+
+def latex_to_words(latex: str) -> str:
+    """A formula as English-like words, from the formula module when present."""
+    return _latex_to_words(latex)
+
+
+def _pick_latex_to_words():
+    try:  # the formula module (LaTeX parser) maps symbols to words more faithfully
+        from ..formula import latex_to_words as formula_latex_to_words  # type: ignore[attr-defined]
+    except ImportError:
+        return _fallback_latex_to_words
+    return formula_latex_to_words
+
+
+_latex_to_words = _pick_latex_to_words()
+
+
+def raw_latex_terms(text: str) -> list[str]:
+    """Text with raw LaTeX cut into alphanumeric runs, lower-cased: what a generic tokeniser keeps."""
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) <= 40]
+
+
+def latex_word_terms(text: str) -> list[str]:
+    """Text with each formula replaced by its LaTeX words, as words."""
+    prose, formulae = split_math(text)
+    out = words(prose)
+    for latex in formulae:
+        out.extend(w for w in _WORD.findall(latex_to_words(latex).lower()) if len(w) <= 40)
+    return out
+
+
+def math_terms(formulae: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for latex in formulae:
+        out.extend(math_tokens(latex))
+    return out
+
+
+def tag_terms(tags: Iterable[str]) -> list[str]:
+    return [t.lower() for t in tags if t and not any(c.isspace() for c in t)]
