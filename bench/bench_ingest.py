@@ -98,7 +98,7 @@ def main() -> None:
         for _ in range(args.repeat):
             idx = OUT / f"index-{n}"
             shutil.rmtree(idx, ignore_errors=True)
-            s, peak, out = run_measured([sys.executable, "-m", "mathsearch", "index", str(root), "--index", str(idx), "--json"])
+            s, peak, out = run_measured([sys.executable, "-m", "mathsearch", "index", str(root), "--index", str(idx), "--json", "--store-only"])
             times.append(s)
             peaks.append(peak)
             counts = json.loads(out.strip().splitlines()[-1])

@@ -39,13 +39,16 @@ class IndexCounts(IngestCounts):
     indexes: dict[str, Any] = field(default_factory=dict)
 
 
-def build_index(collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None) -> IndexCounts:
-    """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes."""
+def build_index(
+    collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False
+) -> IndexCounts:
+    """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
+    unless ``store_only``."""
     files = detect_collection(collection_dir)
     with atomic_directory(index_dir) as building:
         store_counts = build_store(files, building, progress)
         counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
-        for name, step in INDEX_STEPS:
+        for name, step in [] if store_only else INDEX_STEPS:
             started = time.perf_counter()
             step_counts = step(building, progress)
             counts.indexes.update(step_counts)

@@ -25,6 +25,7 @@ def index(
     collection: Path = typer.Argument(DEFAULT_COLLECTION, help="ARQMath collection folder or raw Stack Exchange dump."),
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="Where to build (replaced only when complete)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object of counts."),
+    store_only: bool = typer.Option(False, "--store-only", help="Build the collection store only, no search indexes."),
 ) -> None:
     """Read a collection into INDEX_DIR; print what was read and what was skipped."""
     console = Console(stderr=True)
@@ -39,7 +40,7 @@ def index(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=min(done, total))
 
-        counts = build_index(collection, index_dir, progress)
+        counts = build_index(collection, index_dir, progress, store_only=store_only)
     if json_out:
         out = counts.as_json()
         print_json({**{k: out[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")}, **counts.indexes})
