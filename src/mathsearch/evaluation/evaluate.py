@@ -283,7 +283,7 @@ def _evaluate_task3(
     for path in map(Path, run_paths):
         result = RunResult(path.name, str(path), 3)
         result.read = ReadReport(source=str(path))
-        answer_ids: dict[str, str] = {}
+        answer_ids: dict[str, str | None] = {}
         answers: dict[str, str] = {}
         if _is_trec_layout(path):
             # A Task 1 run scored with Task 3 measures: its first hit in trec_eval order.
@@ -303,8 +303,7 @@ def _evaluate_task3(
                 mapped = answer_map.get((run_name, a.query_id)) if answer_map else None
                 if mapped is None and a.sources.strip() in qrels.get(a.query_id, {}):
                     mapped = a.sources.strip()  # an extractive answer naming its judged post
-                if mapped is not None:
-                    answer_ids[a.query_id] = mapped
+                answer_ids[a.query_id] = mapped
         scores = Task3Scores()
         relevance_scores(answer_ids, qrels, scores)
         overlap_scores(answers, references, scores, tokenizer, similarity)
@@ -315,7 +314,7 @@ def _evaluate_task3(
             result.notes.append(f"{len(scores.unanswered)} qrels topic(s) without an answer, scored 0")
         if scores.no_reference:
             result.notes.append(f"{len(scores.no_reference)} topic(s) without H+M reference text left out of LO/CS")
-        judged = sum(1 for t in topics if t in answer_ids and answer_ids[t] in qrels[t])
+        judged = sum(1 for t in topics if answer_ids.get(t) in qrels[t])
         result.judged_at = {1: judged / len(answer_ids) if answer_ids else 0.0}
         _finish(result, topics, categories)
         report.runs.append(result)

@@ -66,6 +66,9 @@ class ContextualSimilarity:
     def _load(self) -> None:
         import torch  # noqa: F401 - lazy: the core package must not load torch
         from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # keep the CLI's stderr to what matters
 
         self._tok = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
         self._model = AutoModel.from_pretrained(str(self.model_dir), local_files_only=True)

@@ -47,17 +47,23 @@ class Task3Scores:
     model: str = ""
 
 
-def relevance_scores(answer_ids: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]], out: Task3Scores) -> None:
-    """AR and P@1 per topic into ``out`` (``qrels`` may hold the codes 5 and 6)."""
+def relevance_scores(
+    answer_ids: Mapping[str, str | None], qrels: Mapping[str, Mapping[str, int]], out: Task3Scores
+) -> None:
+    """AR and P@1 per topic into ``out`` (``qrels`` may hold the codes 5 and 6).
+
+    ``answer_ids`` maps each answered topic to the judged id of its answer, ``None`` where the
+    answer cannot be matched to a judgement (e.g. a generated answer without a map entry).
+    """
     ar: dict[str, float] = {}
     p1: dict[str, float] = {}
     for topic, judged in qrels.items():
-        answer = answer_ids.get(topic)
-        if answer is None:
+        if topic not in answer_ids:
             out.unanswered.append(topic)
             ar[topic] = p1[topic] = 0.0
             continue
-        if answer not in judged:
+        answer = answer_ids[topic]
+        if answer is None or answer not in judged:
             out.unjudged.append(topic)
             continue
         rel = task3_relevance(judged[answer])
