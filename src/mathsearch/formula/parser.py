@@ -152,6 +152,7 @@ _CONTROL_SYMBOLS = {"{": ("L", "{"), "}": ("C", "}"), "|": ("X", "‖"), "%": ("
                     "^": ("S", "^"), "~": ("S", "~")}
 _ACCENT_UNDER = {ACCENT_CMDS[n] for n in UNDER_ACCENTS}
 _ARG_MACRO_LIMIT = 9
+_UPRIGHT = {"mathrm", "mathup", "textrm"}
 
 
 class ParseState:
@@ -530,8 +531,12 @@ class ParseState:
             self.font = style
             inner = self.arg(d1)
             self.font = saved
-            if not style and len(inner) > 1 and all(n.kind == "V" and len(n.label) == 3 for n in inner):
-                atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), "F"))
+            if not style and name in _UPRIGHT and inner and all(n.kind == "V" and len(n.label) == 3 for n in inner):
+                # upright letters: a word is an operator name; one letter is drawn upright
+                if len(inner) > 1:
+                    atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), "F"))
+                else:
+                    atoms.append(SNode("V!rm:" + inner[0].label[2], "V"))
             else:
                 atoms.extend(inner)
         elif code == "left":

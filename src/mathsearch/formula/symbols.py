@@ -24,7 +24,7 @@ GREEK = {
 
 # Identifiers and other operands that are not letters.
 IDENT_CMDS = {
-    "infty": "∞", "infin": "∞", "emptyset": "∅", "varnothing": "∅", "ell": "ℓ", "aleph": "ℵ",
+    "infty": "∞", "infin": "∞", "emptyset": "∅", "varnothing": "⌀", "ell": "ℓ", "aleph": "ℵ",
     "beth": "ℶ", "gimel": "ℷ", "partial": "∂", "nabla": "∇", "hbar": "ℏ", "hslash": "ℏ", "Re": "ℜ",
     "Im": "ℑ", "wp": "℘", "imath": "ı", "jmath": "ȷ", "mho": "℧", "eth": "ð", "Finv": "Ⅎ",
     "top": "⊤", "bot": "⊥", "angle": "∠", "measuredangle": "∡", "triangle": "△", "square": "□",
