@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .opt import ONode, build_opt
 from .parser import parse_slt
@@ -13,7 +13,6 @@ from .representations import (
     opt_tuples,
     prefix,
     slt_tuples,
-    tuple_token,
     visual_key_of_slt,
 )
 from .slt import SNode, node_count
@@ -51,20 +50,57 @@ def visual_key(latex_or_slt: str | SNode | Parsed) -> str:
     return visual_key_of_slt(parse_slt(latex_or_slt)[0])
 
 
-@dataclass(frozen=True, slots=True)
 class Analysis:
-    """What the indexes need of one formula: keys, index tokens and trees."""
+    """What the indexes need of one formula: visual key, index tokens, size, and the trees.
 
-    latex: str
-    visual_key: str
-    recovered: bool
-    n_nodes: int
-    slt_tokens: tuple[str, ...]
-    opt_tokens: tuple[str, ...]
-    opt_key: str
-    parsed: Parsed = field(repr=False, compare=False)
-    slt_bag: Counter = field(repr=False, compare=False, default_factory=Counter)
-    opt_bag: Counter = field(repr=False, compare=False, default_factory=Counter)
+    ``slt_tokens``/``opt_tokens`` are symbol-pair tuples as strings (:func:`tuple_token`);
+    ``opt_key`` and the token bags used by :func:`similarity` are computed on first use.
+    """
+
+    __slots__ = ("latex", "visual_key", "recovered", "n_nodes", "slt_tokens", "opt_tokens", "_parsed",
+                 "_opt_key", "_slt_bag", "_opt_bag")
+
+    def __init__(self, latex: str, visual_key: str, recovered: bool, n_nodes: int,
+                 slt_tokens: tuple[str, ...], opt_tokens: tuple[str, ...], parsed: Parsed | None = None):
+        self.latex = latex
+        self.visual_key = visual_key
+        self.recovered = recovered
+        self.n_nodes = n_nodes
+        self.slt_tokens = slt_tokens
+        self.opt_tokens = opt_tokens
+        self._parsed = parsed
+        self._opt_key: str | None = None
+        self._slt_bag: Counter | None = None
+        self._opt_bag: Counter | None = None
+
+    def __repr__(self) -> str:
+        return f"Analysis({self.latex!r}, visual_key={self.visual_key!r}, recovered={self.recovered})"
+
+    @property
+    def parsed(self) -> Parsed:
+        """The trees; re-parsed on first use when the analyzer did not keep them (saves memory
+        and garbage-collector time in large caches)."""
+        if self._parsed is None:
+            self._parsed = parse_latex(self.latex)
+        return self._parsed
+
+    @property
+    def opt_key(self) -> str:
+        if self._opt_key is None:
+            self._opt_key = opt_key(self.parsed.opt)
+        return self._opt_key
+
+    @property
+    def slt_bag(self) -> Counter:
+        if self._slt_bag is None:
+            self._slt_bag = Counter(self.slt_tokens)
+        return self._slt_bag
+
+    @property
+    def opt_bag(self) -> Counter:
+        if self._opt_bag is None:
+            self._opt_bag = Counter(self.opt_tokens)
+        return self._opt_bag
 
     @property
     def prefix(self) -> str:
@@ -78,6 +114,7 @@ class AnalyzerConfig:
     slt_window: int = 2
     opt_window: int = 2
     cache_size: int = 200_000
+    keep_trees: bool = False  # keep SLT/OPT in cached analyses (else re-parsed when asked for)
 
 
 class FormulaAnalyzer:
@@ -93,8 +130,8 @@ class FormulaAnalyzer:
     def _analyze(self, latex: str) -> Analysis:
         p = parse_latex(latex)
         cfg = self.config
-        s_tok = tuple(tuple_token(t) for t in slt_tuples(p.slt, cfg.slt_window))
-        o_tok = tuple(tuple_token(t) for t in opt_tuples(p.opt, cfg.opt_window))
+        s_tok = tuple(["\t".join(t) for t in slt_tuples(p.slt, cfg.slt_window)])
+        o_tok = tuple(["\t".join(t) for t in opt_tuples(p.opt, cfg.opt_window)])
         return Analysis(
             latex=latex,
             visual_key=visual_key_of_slt(p.slt),
@@ -102,10 +139,7 @@ class FormulaAnalyzer:
             n_nodes=node_count(p.slt),
             slt_tokens=s_tok,
             opt_tokens=o_tok,
-            opt_key=opt_key(p.opt),
-            parsed=p,
-            slt_bag=Counter(s_tok),
-            opt_bag=Counter(o_tok),
+            parsed=p if cfg.keep_trees else None,
         )
 
     def cache_info(self):  # noqa: ANN201 - functools' named tuple
