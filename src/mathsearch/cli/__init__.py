@@ -33,6 +33,14 @@ def _register_commands() -> None:
     index_cmd.register(app)
     eval_cmd.register(app)
     check_cmd.register(app)
+    from . import fuse_cmd, run_cmd, search_cmd
+
+    run_cmd.register(app)
+    search_cmd.register(app)
+    fuse_cmd.register(app)
+    from . import formula_cmd
+
+    formula_cmd.register(app)
 
 
 _register_commands()
