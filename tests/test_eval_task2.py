@@ -97,3 +97,24 @@ def test_real_qrels_and_formula_index_both_keyings(tmp_path):
     assert 0 < v.means["nDCG'"] <= 1
     # The collection holds only part of the judged visual ids: topics were dropped, judgements removed.
     assert len(visual.topics_dropped) == 58 - visual.topics and visual.judgements_removed > 0
+
+
+def test_formula_keyed_files_follow_the_2020_script(tmp_path):
+    # f5 (best instance of v2) is unjudged in the formula-keyed file: the 2020 script dropped it
+    # before de-duplicating, so v2 ranks by f3 (0.8), below v1 (f2, 0.9).
+    from mathsearch.evaluation.collection import CollectionFacts
+
+    facts = CollectionFacts(visual_of=dict(VISUAL_OF))
+    run = tmp_path / "TeamX-task2-hand-auto-math-A.tsv"
+    run.write_text("".join(f"B.1\t{f}\t1\t1\t{s}\tt\n" for f, s in RUN["B.1"].items()))
+    fq = tmp_path / "formula.tsv"
+    fq.write_text("".join(f"B.1\t0\t{f}\t{r}\n" for f, r in BY_FORMULA["B.1"].items()))
+    vq = tmp_path / "visual.tsv"
+    vq.write_text("".join(f"B.1\t0\t{v}\t{r}\n" for v, r in BY_VISUAL["B.1"].items()))
+    idcg = 3 + 2 / math.log2(3)
+    by_formula = evaluate_runs(2, fq, [run], facts=facts, qrels_key="formula").runs[0]
+    by_visual = evaluate_runs(2, vq, [run], facts=facts).runs[0]
+    assert by_formula.means["nDCG'"] == pytest.approx((3 + 0 + 2 / math.log2(4)) / idcg)  # v1, v2, v3
+    assert by_visual.means["nDCG'"] == pytest.approx((0 + 3 / math.log2(3) + 2 / math.log2(4)) / idcg)  # v2, v1, v3
+    # nDCG@10 counts unjudged as non-relevant and uses every instance either way.
+    assert by_formula.means["nDCG@10"] == pytest.approx(by_visual.means["nDCG@10"])

@@ -13,7 +13,7 @@ from .report import to_json, to_text
 from .stats import MeanCI, mean_ci, paired_t_test, randomisation_test
 from .subcollection import Restriction, restrict_qrels
 from .task3 import token_f1
-from .trec import TrecScorer, cut_depth, judged_fractions, judged_only, score_topics, trec_order
+from .trec import TrecScorer, cut_depth, judged_fractions, judged_only, rank_run, score_topics, trec_order
 
 __all__ = [
     "MAP_PRIME",
@@ -42,6 +42,7 @@ __all__ = [
     "mean_ci",
     "paired_t_test",
     "randomisation_test",
+    "rank_run",
     "read_answer_texts",
     "read_categories",
     "restrict_qrels",

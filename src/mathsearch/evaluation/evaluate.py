@@ -31,7 +31,7 @@ from .measures import JUDGED_AT, RANKED_MEASURES, TASK3_MEASURES
 from .stats import MeanCI, mean_ci, paired_t_test, randomisation_test
 from .subcollection import restrict_qrels
 from .task3 import Task3Scores, overlap_scores, references_by_topic, relevance_scores
-from .trec import TrecScorer, cut_depth, judged_fractions, trec_order
+from .trec import TrecScorer, judged_fractions, rank_run, trec_order
 
 Test = Literal["t", "randomisation"]
 
@@ -149,9 +149,9 @@ def evaluate_ranked(
             run, stats = visual_run(run, visual_of)
             if stats.unknown:
                 result.notes.append(f"{stats.unknown} formula instance(s) without a known visual id left out")
-        run = cut_depth(run)
-        result.per_topic = scorer.score(run)
-        result.judged_at = judged_fractions(run, qrels, JUDGED_AT)
+        ranked = rank_run(run)
+        result.per_topic = scorer.score(run, ranked)
+        result.judged_at = judged_fractions(run, qrels, JUDGED_AT, ranked)
         _finish(result, topics, None)
         out.append(result)
     return out
@@ -190,6 +190,7 @@ def evaluate_runs(
         raise InputError(f"qrels file {qrels_path} holds no judgements")
     qrels = qrels_to_dict(judgements, graded_only=task != 3)
     visual_of = facts.visual_of if facts else None
+    instance_qrels: Mapping[str, Mapping[str, int]] | None = None  # Task 2 qrels keyed by formula id
 
     if task == 2:
         if not visual_of:
@@ -197,6 +198,7 @@ def evaluate_runs(
         key = detect_qrels_key(qrels, visual_of) if qrels_key == "auto" else qrels_key
         report.qrels_key = key
         if key == "formula":
+            instance_qrels = qrels
             qrels, unknown = visual_qrels(qrels, visual_of)
             if unknown:
                 report.notes.append(f"{unknown} judged formula id(s) without a known visual id left out")
@@ -218,18 +220,30 @@ def evaluate_runs(
         _evaluate_task3(report, qrels, run_paths, facts, answer_map, answer_texts, contextual, model_dir, categories)
     else:
         scorer = TrecScorer(qrels, RANKED_MEASURES)
+        prime_scorer = TrecScorer(qrels, [m for m in RANKED_MEASURES if m.judged_only]) if instance_qrels else None
         for path in map(Path, run_paths):
             result = RunResult(path.name, str(path), task)
             result.read = ReadReport(source=str(path))
             run = read_run_scores(path, task, result.read)
             result.checks = _checks(path, task, run, result.read, facts, qrels)
+            judged_instances = None
             if task == 2:
+                if instance_qrels is not None:
+                    # The 2020 lab script removed unjudged formula instances before de-duplicating,
+                    # so a visual id ranks by its best *judged* instance for the prime measures.
+                    judged_instances = {
+                        t: {f: s for f, s in hits.items() if f in instance_qrels.get(t, {})} for t, hits in run.items()
+                    }
+                    judged_instances, _ = visual_run(judged_instances, visual_of)  # type: ignore[arg-type]
                 run, stats = visual_run(run, visual_of)  # type: ignore[arg-type]
                 if stats.unknown:
                     result.notes.append(f"{stats.unknown} formula instance(s) without a known visual id left out")
-            run = cut_depth(run)
-            result.per_topic = scorer.score(run)
-            result.judged_at = judged_fractions(run, qrels, JUDGED_AT)
+            ranked = rank_run(run)  # one sort per topic serves every measure
+            result.per_topic = scorer.score(run, ranked)
+            if judged_instances is not None:
+                prime = prime_scorer.score(judged_instances)  # type: ignore[union-attr]
+                result.per_topic.update(prime)
+            result.judged_at = judged_fractions(run, qrels, JUDGED_AT, ranked)
             missing = [t for t in topics if t not in run]
             if missing:
                 result.notes.append(f"{len(missing)} qrels topic(s) not in the run, scored 0")

@@ -8,6 +8,9 @@ ties by visual id descending.
 
 Judgements come keyed by visual id (ARQMath-2/3 files and this repository's qrels) or by formula
 instance id (the 2020 lab file); a visual id's relevance is the maximum over its judged instances.
+With formula-keyed judgements the evaluator also follows the 2020 script in removing unjudged
+*instances* before de-duplication (for the prime measures), so a visual id ranks by the score of
+its best judged instance.
 """
 
 from __future__ import annotations

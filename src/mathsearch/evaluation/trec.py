@@ -21,7 +21,10 @@ Qrels = Mapping[str, Mapping[str, int]]
 
 def trec_order(docs: Mapping[str, float]) -> list[str]:
     """Document ids in trec_eval's order: score descending, then id descending."""
-    return [d for _, d in sorted(zip(docs.values(), docs.keys(), strict=True), reverse=True)]
+    # Two stable sorts (ids, then scores) avoid building a tuple per hit: twice as fast.
+    order = sorted(docs, reverse=True)
+    order.sort(key=docs.__getitem__, reverse=True)
+    return order
 
 
 def cut_depth(run: Run, depth: int = DEPTH) -> dict[str, dict[str, float]]:
@@ -47,34 +50,65 @@ def judged_only(run: Run, qrels: Qrels) -> dict[str, dict[str, float]]:
     return out
 
 
+def rank_run(run: Run, depth: int = DEPTH) -> dict[str, list[str]]:
+    """Each topic's ids in trec_eval order, cut at ``depth``: sorted once, used by every measure."""
+    return {topic: trec_order(docs)[:depth] for topic, docs in run.items()}
+
+
+def _cutoff(measure: object) -> int | None:
+    params = getattr(measure, "params", {}) or {}
+    return params.get("cutoff")
+
+
 class TrecScorer:
-    """trec_eval measures for many runs against one qrels (the evaluators are built once)."""
+    """trec_eval measures for many runs against one qrels (the evaluators are built once).
+
+    What each pytrec_eval call sees is trimmed to what the measure can look at: the judged hits
+    for prime measures, the first ``cutoff`` hits for measures with a cutoff (nDCG@10).  The
+    values are unchanged (trec_eval's ideal DCG comes from the qrels, not the run); it is only
+    faster.
+    """
 
     def __init__(self, qrels: Qrels, measures: Iterable[TrecMeasure]):
         self.qrels = qrels
         self.measures = list(measures)
-        self._groups: list[tuple[bool, dict, object]] = []
+        self._groups: list[tuple[bool, int | None, dict, object]] = []
         by_flag: dict[bool, list[TrecMeasure]] = {}
         for m in self.measures:
             by_flag.setdefault(m.judged_only, []).append(m)
         for judged, group in by_flag.items():
             names = {m.measure: m.name for m in group}
-            self._groups.append((judged, names, ir_measures.pytrec_eval.evaluator(list(names), qrels)))
+            cutoffs = [_cutoff(m.measure) for m in group]
+            cutoff = None if judged or None in cutoffs else max(cutoffs)  # type: ignore[type-var]
+            evaluator = ir_measures.pytrec_eval.evaluator(list(names), qrels)
+            self._groups.append((judged, cutoff, names, evaluator))
 
-    def score(self, run: Run) -> dict[str, dict[str, float]]:
+    def score(self, run: Run, ranked: Mapping[str, list[str]] | None = None) -> dict[str, dict[str, float]]:
         """``{measure name: {topic: value}}`` for every topic of the qrels (0 where the run has nothing).
 
-        ``run`` should already be cut to depth (:func:`cut_depth`).
+        ``ranked`` (from :func:`rank_run`) saves sorting again; without it the run is ranked
+        here and cut at depth 1,000.
         """
+        if ranked is None:
+            ranked = rank_run(run)
         topics = list(self.qrels)
         out: dict[str, dict[str, float]] = {m.name: dict.fromkeys(topics, 0.0) for m in self.measures}
-        in_qrels = {t: docs for t, docs in run.items() if t in self.qrels}
-        for judged, names, evaluator in self._groups:
-            scored = judged_only(in_qrels, self.qrels) if judged else in_qrels
-            scored = {t: docs for t, docs in scored.items() if docs}  # pytrec_eval needs a hit
-            if not scored:
+        for judged, cutoff, names, evaluator in self._groups:
+            view: dict[str, dict[str, float]] = {}
+            for topic, order in ranked.items():
+                rels = self.qrels.get(topic)
+                if rels is None:
+                    continue
+                docs = run[topic]
+                if judged:
+                    hits = {d: docs[d] for d in filter(rels.__contains__, order)}
+                else:
+                    hits = {d: docs[d] for d in (order[:cutoff] if cutoff else order)}
+                if hits:  # pytrec_eval needs a hit; an empty topic keeps its 0
+                    view[topic] = hits
+            if not view:
                 continue
-            for metric in evaluator.iter_calc(scored):  # type: ignore[attr-defined]
+            for metric in evaluator.iter_calc(view):  # type: ignore[attr-defined]
                 out[names[metric.measure]][metric.query_id] = float(metric.value)
         return out
 
@@ -84,28 +118,26 @@ def score_topics(run: Run, qrels: Qrels, measures: Iterable[TrecMeasure]) -> dic
     return TrecScorer(qrels, measures).score(run)
 
 
-def judged_fractions(run: Run, qrels: Qrels, ranks: Iterable[int] = JUDGED_AT) -> dict[int, float]:
+def judged_fractions(
+    run: Run, qrels: Qrels, ranks: Iterable[int] = JUDGED_AT, ranked: Mapping[str, list[str]] | None = None
+) -> dict[int, float]:
     """Share of judged hits among the first k of each topic, pooled over the run's qrels topics.
 
     ``{k: judged hits in the top k of all topics / hits in the top k of all topics}``, the
     quantity plotted in the MIRMU paper's figure 9; it tells how far prime measures can be trusted.
     """
     ranks = sorted(set(ranks))
+    if ranked is None:
+        ranked = rank_run(run, max(ranks))
     judged_counts = dict.fromkeys(ranks, 0)
     totals = dict.fromkeys(ranks, 0)
-    for topic, docs in run.items():
+    for topic, order in ranked.items():
         judged = qrels.get(topic)
-        if judged is None or not docs:
+        if judged is None or not order:
             continue
-        flags = [d in judged for d in trec_order(docs)]
-        # running count of judged hits down the list
-        running = 0
-        prefix = [0]
-        for f in flags:
-            running += f
-            prefix.append(running)
+        flags = list(map(judged.__contains__, order))
         for k in ranks:
-            n = min(k, len(flags))
-            judged_counts[k] += prefix[n]
-            totals[k] += n
+            top = flags[:k]
+            judged_counts[k] += sum(top)
+            totals[k] += len(top)
     return {k: (judged_counts[k] / totals[k] if totals[k] else 0.0) for k in ranks}
