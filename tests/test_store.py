@@ -148,3 +148,17 @@ def test_interrupted_build_keeps_the_previous_index(tmp_path, monkeypatch):
     with Store.open(tmp_path / "idx") as store:
         assert store.counts()["answers"] == 2
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_bad_file_read_by_the_second_process_stops_with_one_sentence(tmp_path):
+    root = tmp_path / "coll"
+    (root / "formulas").mkdir(parents=True)
+    lines = (COLLECTION / "Posts.V1.3.xml").read_text().splitlines()[:40]
+    (root / "Posts.V1.3.xml").write_text("\n".join(lines) + "\n</posts>\n")
+    (root / "Comments.V1.3.xml").write_text("not xml at all\n")
+    tsv = (COLLECTION / "formulas" / "latex_representation_v3.tsv").read_text().splitlines()[:50]
+    (root / "formulas" / "latex_representation_v3.tsv").write_text("\n".join(tsv) + "\n")
+    result = runner.invoke(app, ["index", str(root), "--index", str(tmp_path / "idx"), "--store-only"])
+    assert result.exit_code == 2
+    assert "Comments.V1.3.xml is not an XML file" in result.output
+    assert not (tmp_path / "idx").exists()

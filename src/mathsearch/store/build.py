@@ -3,11 +3,17 @@
 Formula instances come from the collection's formula TSV when it has one (the
 official instances, with visual ids); otherwise from the id'd math spans of posts
 and comments (raw dumps get those ids from :mod:`mathsearch.readers.dollar_math`).
+
+An ARQMath collection with a formula TSV is read by two processes: this one reads
+the Posts file while a second one reads Comments, PostLinks and the formula TSV into
+a side database, which is then copied in by SQLite itself.  A raw dump is read by one
+process, because its formula ids are numbered in file order across posts and comments.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -16,6 +22,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError, MathsearchError
 from ..readers.arqmath import iter_post_links
 from ..readers.collection import CollectionFiles, CollectionReader
 from ..readers.formula_tsv import iter_formula_tsv
@@ -23,6 +30,7 @@ from ..records import FormulaRecord, ReadReport
 from .schema import INDEXES, SCHEMA_VERSION, STORE_FILE, TABLES
 
 BATCH = 5000
+SIDE_FILE = "side.sqlite"
 
 # (stage name, bytes done so far, total bytes of the stage)
 Progress = Callable[[str, int, int], None]
@@ -56,132 +64,248 @@ def _formula_row(f: FormulaRecord) -> tuple:
     return (int(f.formula_id), f.post_id, f.thread_id, f.kind.value, f.comment_id, f.visual_id, f.formula, f.issue)
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None)
+    for pragma in ("journal_mode=OFF", "synchronous=OFF", "temp_store=MEMORY", "cache_size=-262144", "locking_mode=EXCLUSIVE"):
+        db.execute(f"PRAGMA {pragma}")
+    db.executescript(TABLES)
+    db.execute("CREATE TABLE comment_spans (formula_id INTEGER PRIMARY KEY, comment_id INTEGER)")
+    db.execute("BEGIN")
+    return db
+
+
+class _Loader:
+    """Writes records of one or more files into one database, counting what it must leave out."""
+
+    def __init__(self, db: sqlite3.Connection, files: CollectionFiles, tick: Callable[[str, Path, int], None] | None):
+        self.db = db
+        self.files = files
+        self.reader = CollectionReader(files)
+        self.skipped: dict[str, int] = {}
+        self.problems: list[str] = []
+        self._tick = tick
+        self._formulas: list[tuple] = []
+
+    def _skip(self, source: Path | None, reason: str, n: int = 1) -> None:
+        key = f"{source.name if source else '?'}: {reason}"
+        self.skipped[key] = self.skipped.get(key, 0) + n
+
+    def _ticker(self, stage: str, path: Path | None) -> Callable[[int], None] | None:
+        if self._tick is None or path is None:
+            return None
+        tick = self._tick
+        return lambda n: tick(stage, path, n)
+
+    def insert(self, sql: str, rows: list[tuple], source: Path | None, what: str) -> None:
+        """INSERT OR IGNORE, counting the rows a duplicate id kept out (the first one stays)."""
+        before = self.db.total_changes
+        self.db.executemany(sql, rows)
+        ignored = len(rows) - (self.db.total_changes - before)
+        if ignored:
+            self._skip(source, f"duplicate {what} id", ignored)
+
+    def _span_formulas(self, found: list[FormulaRecord], source: Path | None) -> None:
+        for f in found:
+            if f.formula_id.isdigit():
+                self._formulas.append(_formula_row(f))
+            else:
+                self._skip(source, "formula id is not an integer")
+        if len(self._formulas) >= BATCH:
+            self._flush_formulas(source)
+
+    def _flush_formulas(self, source: Path | None) -> None:
+        self.insert("INSERT OR IGNORE INTO formulas VALUES (?,?,?,?,?,?,?,?)", self._formulas, source, "formula")
+        self._formulas.clear()
+
+    def posts(self, span_formulas: bool) -> None:
+        def rows() -> Iterator[tuple]:
+            for tp in self.reader.posts(self._ticker("posts", self.files.posts)):
+                p = tp.post
+                if span_formulas:
+                    self._span_formulas(tp.formulas, self.files.posts)
+                yield (
+                    p.post_id, int(p.post_type), p.thread_id, p.parent_id, tp.title_text if p.title is not None else None,
+                    " ".join(p.tags), p.body, tp.text, p.score, p.creation_date, p.answer_count,
+                    p.accepted_answer_id, p.owner_user_id, p.view_count,
+                )
+
+        for chunk in _batched(rows()):
+            self.insert("INSERT OR IGNORE INTO posts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", chunk, self.files.posts, "post")
+        self._flush_formulas(self.files.posts)
+
+    def comments(self, span_formulas: bool) -> None:
+        if self.files.comments is None:
+            return
+        spans: list[tuple[int, int]] = []
+
+        def rows() -> Iterator[tuple]:
+            for tc in self.reader.comments(self._ticker("comments", self.files.comments)):
+                c = tc.comment
+                if span_formulas:
+                    self._span_formulas(tc.formulas, self.files.comments)
+                else:  # the TSV holds the instances; remember which comment holds each span
+                    spans.extend((int(f.formula_id), c.comment_id) for f in tc.formulas if f.formula_id.isdigit())
+                yield (c.comment_id, c.post_id, c.text, tc.text, c.score, c.creation_date, c.user_id)
+
+        for chunk in _batched(rows()):
+            self.insert("INSERT OR IGNORE INTO comments VALUES (?,?,?,?,?,?,?)", chunk, self.files.comments, "comment")
+            self.db.executemany("INSERT OR IGNORE INTO comment_spans VALUES (?,?)", spans)
+            spans.clear()
+        self._flush_formulas(self.files.comments)
+
+    def links(self) -> None:
+        path = self.files.links
+        if path is None:
+            return
+        report = self.reader.reports.setdefault(path.name, ReadReport(source=str(path)))
+        rows = (
+            (lk.link_id, lk.post_id, lk.related_post_id, int(lk.link_type), lk.creation_date)
+            for lk in iter_post_links(path, report, self._ticker("links", path))
+        )
+        for chunk in _batched(rows):
+            self.insert("INSERT OR IGNORE INTO links VALUES (?,?,?,?,?)", chunk, path, "link")
+
+    def formula_tsv(self) -> None:
+        path = self.files.formulas_tsv
+        assert path is not None
+        report = self.reader.reports.setdefault(path.name, ReadReport(source=str(path)))
+        tick = self._ticker("formulas", path)
+        for chunk in _batched(iter_formula_tsv(path, report)):
+            rows = []
+            for f in chunk:
+                if f.formula_id.isdigit():
+                    rows.append(_formula_row(f))
+                else:
+                    report.rows -= 1
+                    report.skip("formula id is not an integer", f"{path}:{f.line}")
+            self.insert("INSERT OR IGNORE INTO formulas VALUES (?,?,?,?,?,?,?,?)", rows, path, "formula")
+            if tick is not None:
+                tick(sum(len(r[6]) + 40 for r in rows))
+
+    def collect(self) -> tuple[dict[str, int], list[str]]:
+        """Skip counts of this loader and of every file its reader read."""
+        skipped = dict(self.skipped)
+        problems = list(self.problems)
+        for name, rep in self.reader.reports.items():
+            for reason, n in rep.skipped.items():
+                skipped[f"{name}: {reason}"] = skipped.get(f"{name}: {reason}", 0) + n
+            problems.extend(rep.problems)
+        return skipped, problems
+
+
+def _side_load(files: CollectionFiles, path: str, done: Any) -> None:
+    """Second process: comments, links and the formula TSV into a side database.
+
+    What it skipped goes into the side database's ``meta`` table; an error that stops it
+    is written there too, so the parent can say it in one sentence.
+    """
+    db = _connect(Path(path))
+    slot = {"comments": 0, "links": 1, "formulas": 2}
+
+    def tick(stage: str, _path: Path, n: int) -> None:
+        done[slot[stage]] += n
+
+    try:
+        loader = _Loader(db, files, tick)
+        loader.comments(span_formulas=False)
+        loader.links()
+        loader.formula_tsv()
+        skipped, problems = loader.collect()
+        db.execute("INSERT INTO meta VALUES ('side', ?)", (json.dumps({"skipped": skipped, "problems": problems}),))
+    except Exception as exc:  # handed to the parent, which raises it there
+        db.execute("INSERT INTO meta VALUES ('error', ?)", (json.dumps([type(exc).__name__, str(exc)]),))
+    db.execute("COMMIT")
+    db.close()
+
+
+def _side_result(side: Path, exitcode: int | None) -> tuple[dict[str, int], list[str]]:
+    if not side.exists():
+        raise MathsearchError(f"reading the comments, links and formulae stopped (exit code {exitcode}).")
+    con = sqlite3.connect(side)
+    meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    con.close()
+    if "error" in meta:
+        kind, message = json.loads(meta["error"])
+        raise InputError(message) if kind == "InputError" else MathsearchError(f"{kind}: {message}")
+    if "side" not in meta:
+        raise MathsearchError(f"reading the comments, links and formulae stopped (exit code {exitcode}).")
+    result = json.loads(meta["side"])
+    return result["skipped"], result["problems"]
+
+
 def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None = None) -> IngestCounts:
     """Write ``out_dir/store.sqlite`` from ``files``; returns what was read and skipped."""
     started = time.perf_counter()
     counts = IngestCounts()
-    db = sqlite3.connect(out_dir / STORE_FILE, isolation_level=None)
-    for pragma in ("journal_mode=OFF", "synchronous=OFF", "temp_store=MEMORY", "cache_size=-262144", "locking_mode=EXCLUSIVE"):
-        db.execute(f"PRAGMA {pragma}")
-    db.executescript(TABLES)
-    db.execute("BEGIN")
-    reader = CollectionReader(files)
-    use_tsv = files.formulas_tsv is not None
     sizes = {p: p.stat().st_size for p in (files.posts, files.comments, files.links, files.formulas_tsv) if p is not None}
     counts.bytes_read = sum(sizes.values())
+    done: dict[Path, int] = {}
 
-    def ticker(stage: str, path: Path) -> Callable[[int], None] | None:
-        if progress is None:
-            return None
-        done = 0
+    def tick(stage: str, path: Path, n: int) -> None:
+        done[path] = done.get(path, 0) + n
+        if progress is not None:
+            progress(stage, done[path], sizes[path])
 
-        def tick(n: int) -> None:
-            nonlocal done
-            done += n
-            progress(stage, done, sizes[path])
-
-        return tick
-
-    formula_rows: list[tuple] = []
-    comment_spans: list[tuple[int, int]] = []
-
-    def insert(sql: str, rows: list[tuple], source: Path | None, what: str) -> None:
-        """INSERT OR IGNORE, counting the rows a duplicate id kept out (the first one stays)."""
-        before = db.total_changes
-        db.executemany(sql, rows)
-        ignored = len(rows) - (db.total_changes - before)
-        if ignored:
-            key = f"{source.name if source else '?'}: duplicate {what} id"
-            counts.skipped[key] = counts.skipped.get(key, 0) + ignored
-
-    formula_source = files.formulas_tsv or files.posts
-
-    def flush_formulas() -> None:
-        insert("INSERT OR IGNORE INTO formulas VALUES (?,?,?,?,?,?,?,?)", formula_rows, formula_source, "formula")
-        formula_rows.clear()
-
-    def add_span_formulas(found: list[FormulaRecord], source: Path | None) -> None:
-        for f in found:
-            if f.formula_id.isdigit():
-                formula_rows.append(_formula_row(f))
-            else:
-                key = f"{source.name if source else '?'}: formula id is not an integer"
-                counts.skipped[key] = counts.skipped.get(key, 0) + 1
-
-    def post_rows() -> Iterator[tuple]:
-        for tp in reader.posts(ticker("posts", files.posts)):
-            p = tp.post
-            if not use_tsv:
-                add_span_formulas(tp.formulas, files.posts)
-                if len(formula_rows) >= BATCH:
-                    flush_formulas()
-            yield (
-                p.post_id, int(p.post_type), p.thread_id, p.parent_id, tp.title_text if p.title is not None else None,
-                " ".join(p.tags), p.body, tp.text, p.score, p.creation_date, p.answer_count,
-                p.accepted_answer_id, p.owner_user_id, p.view_count,
-            )
-
-    for chunk in _batched(post_rows()):
-        insert("INSERT OR IGNORE INTO posts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", chunk, files.posts, "post")
-
-    def comment_rows() -> Iterator[tuple]:
-        for tc in reader.comments(ticker("comments", files.comments) if files.comments else None):
-            c = tc.comment
-            if use_tsv:
-                comment_spans.extend((int(f.formula_id), c.comment_id) for f in tc.formulas if f.formula_id.isdigit())
-            else:
-                add_span_formulas(tc.formulas, files.comments)
-            if len(formula_rows) >= BATCH:
-                flush_formulas()
-            yield (c.comment_id, c.post_id, c.text, tc.text, c.score, c.creation_date, c.user_id)
-
-    db.execute("CREATE TEMP TABLE comment_spans (formula_id INTEGER PRIMARY KEY, comment_id INTEGER)")
-    for chunk in _batched(comment_rows()):
-        insert("INSERT OR IGNORE INTO comments VALUES (?,?,?,?,?,?,?)", chunk, files.comments, "comment")
-        if comment_spans:
-            db.executemany("INSERT OR IGNORE INTO comment_spans VALUES (?,?)", comment_spans)
-            comment_spans.clear()
-    flush_formulas()
-
-    if files.links is not None:
-        links_report = reader.reports.setdefault(files.links.name, ReadReport(source=str(files.links)))
-        rows = (
-            (lk.link_id, lk.post_id, lk.related_post_id, int(lk.link_type), lk.creation_date)
-            for lk in iter_post_links(files.links, links_report, ticker("links", files.links))
-        )
-        for chunk in _batched(rows):
-            insert("INSERT OR IGNORE INTO links VALUES (?,?,?,?,?)", chunk, files.links, "link")
-
-    if use_tsv:
-        assert files.formulas_tsv is not None
-        tsv_report = reader.reports.setdefault(files.formulas_tsv.name, ReadReport(source=str(files.formulas_tsv)))
-        tick = ticker("formulas", files.formulas_tsv)
-        for chunk in _batched(iter_formula_tsv(files.formulas_tsv, tsv_report)):
-            rows = []
-            for f in chunk:
-                if not f.formula_id.isdigit():
-                    tsv_report.rows -= 1
-                    tsv_report.skip("formula id is not an integer", f"{files.formulas_tsv}:{f.line}")
-                    continue
-                rows.append(_formula_row(f))
-            insert("INSERT OR IGNORE INTO formulas VALUES (?,?,?,?,?,?,?,?)", rows, files.formulas_tsv, "formula")
-            if tick is not None:
-                tick(sum(len(r[6]) + 40 for r in rows))
-        # The 6-column layout has no comment_id: take it from the comment that holds the span.
+    db = _connect(out_dir / STORE_FILE)
+    loader = _Loader(db, files, tick)
+    parallel = files.kind == "arqmath" and files.formulas_tsv is not None
+    if parallel:
+        side = out_dir / SIDE_FILE
+        ctx = mp.get_context("spawn")  # never fork a process that runs a progress-bar thread
+        shared = ctx.Array("q", 3)
+        worker = ctx.Process(target=_side_load, args=(files, str(side), shared), daemon=True)
+        worker.start()
+        try:
+            loader.posts(span_formulas=False)
+            while worker.is_alive():
+                if progress is not None:
+                    stages = (("comments", files.comments), ("links", files.links), ("formulas", files.formulas_tsv))
+                    for i, (stage, path) in enumerate(stages):
+                        if path is not None:
+                            progress(stage, shared[i], sizes[path])
+                worker.join(0.5)
+        finally:
+            if worker.is_alive():
+                worker.terminate()
+        side_skipped, side_problems = _side_result(side, worker.exitcode)
+        db.execute("COMMIT")
+        # SQLite copies the side tables itself; the 6-column TSV has no comment ids, so they
+        # come from the comment that holds each span.
+        db.execute("ATTACH DATABASE ? AS side", (str(side),))
+        db.execute("BEGIN")
+        for table in ("comments", "links", "formulas"):
+            db.execute(f"INSERT INTO main.{table} SELECT * FROM side.{table}")
         db.execute(
-            "UPDATE formulas SET comment_id = (SELECT s.comment_id FROM comment_spans s "
+            "UPDATE formulas SET comment_id = (SELECT s.comment_id FROM side.comment_spans s "
             "WHERE s.formula_id = formulas.formula_id) WHERE kind = 'comment' AND comment_id IS NULL"
         )
+        db.execute("COMMIT")
+        db.execute("DETACH DATABASE side")
+        side.unlink()
+        skipped, problems = loader.collect()
+        for k, v in side_skipped.items():
+            skipped[k] = skipped.get(k, 0) + v
+        problems.extend(side_problems)
+    else:
+        use_tsv = files.formulas_tsv is not None
+        loader.posts(span_formulas=not use_tsv)
+        loader.comments(span_formulas=not use_tsv)
+        loader.links()
+        if use_tsv:
+            loader.formula_tsv()
+            db.execute(
+                "UPDATE formulas SET comment_id = (SELECT s.comment_id FROM comment_spans s "
+                "WHERE s.formula_id = formulas.formula_id) WHERE kind = 'comment' AND comment_id IS NULL"
+            )
+        db.execute("COMMIT")
+        skipped, problems = loader.collect()
+    db.execute("DROP TABLE comment_spans")
+    counts.skipped, counts.problems = skipped, problems
     by_type = dict(db.execute("SELECT post_type, count(*) FROM posts GROUP BY post_type").fetchall())
     counts.questions, counts.answers = by_type.get(1, 0), by_type.get(2, 0)
     counts.comments = db.execute("SELECT count(*) FROM comments").fetchone()[0]
     counts.links = db.execute("SELECT count(*) FROM links").fetchone()[0]
     counts.formulas = db.execute("SELECT count(*) FROM formulas").fetchone()[0]
-    for name, rep in reader.reports.items():
-        for reason, n in rep.skipped.items():
-            counts.skipped[f"{name}: {reason}"] = counts.skipped.get(f"{name}: {reason}", 0) + n
-        counts.problems.extend(rep.problems)
-    db.execute("COMMIT")
     if progress is not None:
         progress("indexing", 0, 1)
     db.executescript(INDEXES)
