@@ -103,13 +103,26 @@ def check_task1_hits(
     return problems
 
 
+def _formula_post_getter(lookup: CollectionLookup | None):
+    """How to ask ``lookup`` which post a formula occurs in (not part of the small protocol)."""
+    if lookup is None:
+        return None
+    getter = getattr(lookup, "formula_post", None)
+    if getter is not None:
+        return getter
+    record = getattr(lookup, "formula", None)  # the store: formula(id) -> record with post_id
+    if record is None:
+        return None
+    return lambda fid: getattr(record(fid), "post_id", None)
+
+
 def check_task2_hits(
     hits: Iterable[FormulaHit], lookup: CollectionLookup | None = None, topics: set[str] | None = None
 ) -> list[Problem]:
     """Problems of Task 2 hits: comment formulae, formulae not in the given post, too many hits."""
     problems: list[Problem] = []
     per_topic: Counter = Counter()
-    formula_post = getattr(lookup, "formula_post", None)
+    formula_post = _formula_post_getter(lookup)
     for h in hits:
         per_topic[h.query_id] += 1
         if lookup is None:
