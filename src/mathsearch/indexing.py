@@ -28,8 +28,17 @@ def _text_step(building: Path, progress: Progress | None) -> dict:
         return build_text_indexes(store, building, progress)
 
 
+def _dense_step(building: Path, progress: Progress | None) -> dict:
+    from .indexes.dense import build_dense_index
+
+    with Store.open(building) as store:
+        return build_dense_index(store, building, progress)
+
+
 # One line per index (the formula index adds its own).
 INDEX_STEPS: list[tuple[str, IndexStep]] = [("text", _text_step)]
+# Built only on request (``mathsearch index --dense``): embeddings cost minutes on a CPU.
+OPTIONAL_STEPS: dict[str, IndexStep] = {"dense": _dense_step}
 
 
 @dataclass
@@ -40,15 +49,17 @@ class IndexCounts(IngestCounts):
 
 
 def build_index(
-    collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False
+    collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False,
+    optional: tuple[str, ...] = (),
 ) -> IndexCounts:
     """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
-    unless ``store_only``."""
+    unless ``store_only``, and the ``optional`` ones named (``("dense",)``)."""
     files = detect_collection(collection_dir)
     with atomic_directory(index_dir) as building:
         store_counts = build_store(files, building, progress)
         counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
-        for name, step in [] if store_only else INDEX_STEPS:
+        steps = [] if store_only else INDEX_STEPS + [(name, OPTIONAL_STEPS[name]) for name in optional]
+        for name, step in steps:
             started = time.perf_counter()
             step_counts = step(building, progress)
             counts.indexes.update(step_counts)

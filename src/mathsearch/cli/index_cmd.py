@@ -26,6 +26,7 @@ def index(
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="Where to build (replaced only when complete)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object of counts."),
     store_only: bool = typer.Option(False, "--store-only", help="Build the collection store only, no search indexes."),
+    dense: bool = typer.Option(False, "--dense", help="Also embed posts for dense retrieval (minutes on a CPU)."),
 ) -> None:
     """Read a collection into INDEX_DIR; print what was read and what was skipped."""
     console = Console(stderr=True)
@@ -40,7 +41,7 @@ def index(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=min(done, total))
 
-        counts = build_index(collection, index_dir, progress, store_only=store_only)
+        counts = build_index(collection, index_dir, progress, store_only=store_only, optional=("dense",) if dense else ())
     if json_out:
         out = counts.as_json()
         print_json({**{k: out[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")}, **counts.indexes})

@@ -18,6 +18,7 @@ import tantivy
 
 from ..errors import InputError
 from ..store import Store
+from ..text.analysis import LATEX_WORDS_SOURCE
 from .documents import ANSWER_FIELDS, QUESTION_FIELDS, QueryBags, QuestionBags, answer_fields
 
 TEXT_DIR = "text"
@@ -90,7 +91,7 @@ def build_text_indexes(store: Store, index_dir: Path, progress: Progress | None 
     if progress:
         progress("text index", n_answers, max(total, n_answers))
     out = {"text_answers": n_answers, "text_questions": n_questions, "text_answers_without_question": n_orphans}
-    (root / MANIFEST).write_text(json.dumps({"analysis_version": ANALYSIS_VERSION, **out}))
+    (root / MANIFEST).write_text(json.dumps({"analysis_version": ANALYSIS_VERSION, "latex_words": LATEX_WORDS_SOURCE, **out}))
     return out
 
 
@@ -111,7 +112,7 @@ class TextIndex:
         if not manifest.is_file():
             raise InputError(f"{root.parent} has no text index ({TEXT_DIR}/{MANIFEST}): rebuild it with `mathsearch index`.")
         meta = json.loads(manifest.read_text())
-        if meta.get("analysis_version") != ANALYSIS_VERSION:
+        if meta.get("analysis_version") != ANALYSIS_VERSION or meta.get("latex_words") != LATEX_WORDS_SOURCE:
             raise InputError(f"the text index in {root.parent} is out of date: rebuild it with `mathsearch index`.")
         self.meta = meta
         self.answers = tantivy.Index.open(str(root / "answers"))

@@ -156,6 +156,8 @@ def _pick_latex_to_words():
 
 
 _latex_to_words = _pick_latex_to_words()
+# Recorded in index manifests: an index built with one mapping cannot be queried with another.
+LATEX_WORDS_SOURCE = _latex_to_words.__module__
 
 
 def raw_latex_terms(text: str) -> list[str]:

@@ -1,0 +1,68 @@
+"""``mathsearch fuse``: fuse runs (reciprocal rank, min-max, CombSUM, MIRMU's ensemble)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ..errors import InputError
+from ..readers.runs import read_formula_run, read_run_scores
+from ..records import FormulaHit, ReadReport, ScoredDoc
+from ..runs import write_formula_run, write_trec_run
+from ..systems.fusion import METHODS, fuse
+from ._common import friendly_errors, print_json
+
+
+def fuse_runs(
+    runs: list[Path] = typer.Argument(..., help="Run files to fuse (same task)."),
+    method: str = typer.Option("rrf", "--method", "-m", help="rrf, minmax, combsum or mirmu."),
+    out: Path = typer.Option(..., "--out", "-o", help="Fused run file to write."),
+    task: int = typer.Option(1, "--task", help="1 (TREC layout) or 2 (formula runs)."),
+    weights: str | None = typer.Option(None, "--weights", help="Comma-separated weight per run (rrf, minmax, combsum)."),
+    k: float = typer.Option(60.0, "--k", help="RRF constant."),
+    normalise: str = typer.Option("minmax", "--normalise", help="combsum: minmax, rank or none."),
+    depth: int = typer.Option(1000, "--depth", help="Hits per topic kept."),
+    tag: str | None = typer.Option(None, "--tag", help="Run tag (default fused-METHOD)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Fuse RUN files into one run written to --out."""
+    if method not in METHODS:
+        raise InputError(f"--method must be one of {', '.join(METHODS)}, not {method!r}")
+    if task not in (1, 2):
+        raise InputError(f"--task must be 1 or 2, not {task}")
+    w = None
+    if weights:
+        try:
+            w = [float(x) for x in weights.split(",")]
+        except ValueError:
+            raise InputError(f"--weights {weights!r} should be numbers separated by commas") from None
+    read = ReadReport(source=", ".join(map(str, runs)))
+    scored = [read_run_scores(p, task, read) for p in runs]
+    fused = fuse(method, scored, w, k=k, normalise=normalise, depth=depth)
+    run_tag = tag or f"fused-{method}"
+    if task == 1:
+        report = write_trec_run(out, (ScoredDoc(t, d, s) for t, docs in fused.items() for d, s in docs.items()), run_tag)
+    else:
+        post_of: dict[tuple[str, str], str] = {}
+        for p in runs:
+            for h in read_formula_run(p):
+                post_of.setdefault((h.query_id, h.formula_id), h.post_id)
+        hits = (FormulaHit(t, f, post_of[(t, f)], s) for t, docs in fused.items() for f, s in docs.items())
+        report = write_formula_run(out, hits, run_tag)
+    result = {"out": str(out), "method": method, "runs": len(runs), "topics": report.topics, "hits": report.hits,
+              "skipped_lines": read.skipped_total}
+    if json_out:
+        print_json(result)
+    else:
+        Console(stderr=True).print(f"fused {len(runs)} runs ({method}) into {out}: {report.hits:,} hits, "
+                                   f"{report.topics} topics", highlight=False)
+        for problem in read.problems[:10]:
+            Console(stderr=True).print(f"  [yellow]{problem}[/yellow]", highlight=False)
+    if read.skipped_total:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fuse")(friendly_errors(fuse_runs))

@@ -1,0 +1,63 @@
+"""``mathsearch run``: run a system over a topic file and write an official run file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from ..errors import InputError
+from ..readers.topics import read_topics
+from ..runs import suggest_run_name, write_formula_run, write_trec_run
+from ..systems import SearchContext, make_system, run_system, spec, system_class, system_names
+from ._common import friendly_errors, print_json
+
+
+def run(
+    index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="INDEX_DIR built by `mathsearch index`."),
+    task: int = typer.Option(1, "--task", help="1: answers, 2: formula instances."),
+    system: str = typer.Option("ours", "--system", "-s", help="System name, optionally with parameters: name:k=v,k=v."),
+    topics: Path = typer.Option(..., "--topics", "-t", help="Topic XML file of the task."),
+    formulas: Path | None = typer.Option(None, "--formulas", help="Topic formula TSV (adds formula ids/threads)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Run file to write."),
+    depth: int = typer.Option(1000, "--depth", help="Hits per topic (the lab allows 1,000)."),
+    tag: str | None = typer.Option(None, "--tag", help="Run tag (default: the system's spec)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Write a run of SYSTEM over TOPICS: every topic, up to 1,000 hits each, validated."""
+    if task not in (1, 2):
+        raise InputError(f"--task must be 1 or 2, not {task}")
+    name = system.partition(":")[0]
+    if system_class(name).TASK != task:
+        raise InputError(f"system {name} answers task {system_class(name).TASK}; task {task} systems: "
+                         + ", ".join(system_names(task)))
+    sys_obj = make_system(system)
+    topic_list = read_topics(topics, formulas)
+    ctx = SearchContext(index_dir)
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
+                  disable=json_out or not console.is_terminal, transient=True) as bar:
+        job = bar.add_task(spec(sys_obj), total=len(topic_list))
+        hits = run_system(sys_obj, ctx, topic_list, depth, lambda done, _: bar.update(job, completed=done))
+    writer = write_trec_run if task == 1 else write_formula_run
+    report = writer(out, hits, run_tag=tag, lookup=ctx.store)
+    suggestion = suggest_run_name(out.name, task=task, run_id=name.replace("-", "_"), data_used="both")
+    result = {"run": str(out), "system": spec(sys_obj), "topics": len(topic_list), "topics_with_hits": report.topics,
+              "hits": report.hits, "problems": dict(report.counts), "suggested_name": suggestion}
+    if json_out:
+        print_json(result)
+    else:
+        console.print(f"wrote {report.hits:,} hits for {report.topics} of {len(topic_list)} topics to {out} "
+                      f"({spec(sys_obj)})", highlight=False)
+        for line in report.summary():
+            console.print(f"  dropped {line}", highlight=False)
+        if out.name != suggestion:
+            console.print(f"  file name following the lab's convention: {suggestion}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(friendly_errors(run))

@@ -1,0 +1,84 @@
+"""``mathsearch search "text with $x^2$"``: the top hits of a system, with snippets and matched formulae."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ..errors import InputError
+from ..systems import SearchContext, SearchQuery, make_system, spec, system_class, system_names
+from ..systems.runner import top
+from ..text.analysis import formula_key, split_math
+from ._common import friendly_errors, print_json
+
+DEFAULT_SYSTEM = {1: "ours", 2: "formula"}
+
+
+def snippet(text: str, words: set[str], width: int = 200) -> str:
+    """The stretch of ``text`` around the first query word it holds, on one line."""
+    flat = " ".join(text.split())
+    low = flat.lower()
+    at = min((i for w in words if len(w) > 2 and (i := low.find(w)) >= 0), default=0)
+    start = max(0, at - width // 3)
+    piece = flat[start : start + width]
+    return ("..." if start else "") + piece + ("..." if start + width < len(flat) else "")
+
+
+def search(
+    query: str = typer.Argument(..., help='Query text, formulae as $LaTeX$ (Task 2: the formula).'),
+    index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="INDEX_DIR built by `mathsearch index`."),
+    task: int = typer.Option(1, "--task", help="1: answers, 2: formula instances."),
+    system: str | None = typer.Option(None, "--system", "-s", help="System (default: ours for Task 1, formula for Task 2)."),
+    tags: str = typer.Option("", "--tags", help="Comma-separated tags of the question."),
+    top_k: int = typer.Option(10, "--top", "-k", help="Hits to show."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Print the top hits for QUERY: score, post, snippet and the formulae it shares with the query."""
+    if task not in (1, 2):
+        raise InputError(f"--task must be 1 or 2, not {task}")
+    name = system or DEFAULT_SYSTEM[task]
+    cls = system_class(name.partition(":")[0])
+    if cls.TASK != task:
+        raise InputError(f"system {cls.NAME} answers task {cls.TASK}; task {task} systems: {', '.join(system_names(task))}")
+    sys_obj = make_system(name)
+    ctx = SearchContext(index_dir)
+    q = SearchQuery.from_text(query, tags=tuple(t.strip() for t in tags.split(",") if t.strip()))
+    ranking = top(sys_obj.search(ctx, q, max(top_k, 1)), top_k)
+    order = sorted(ranking.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    store = ctx.store
+    query_keys = {formula_key(latex): latex for latex in split_math(query)[1]} if task == 1 else {}
+    words = set(q.bags.title_words)
+    hits = []
+    for rank, (hit_id, score) in enumerate(order, 1):
+        if task == 2:
+            f = store.formula(hit_id)
+            post = store.post(f.post_id) if f else None
+            matched = [f.latex] if f else []
+        else:
+            post = store.post(hit_id)
+            matched = []
+            if post is not None:
+                matched = sorted({f.latex for f in store.formulas_of(post.post_id) if formula_key(f.latex) in query_keys})
+        thread = store.post(post.thread_id) if post is not None else None
+        hits.append({
+            "rank": rank, "id": hit_id, "post_id": post.post_id if post else None, "score": score,
+            "thread_title": thread.title if thread else None,
+            "snippet": snippet(post.text, words) if post else "", "matched_formulae": matched,
+        })
+    if json_out:
+        print_json({"query": query, "system": spec(sys_obj), "hits": hits})
+        return
+    console = Console()
+    console.print(f"[bold]{spec(sys_obj)}[/bold]: {len(hits)} hits", highlight=False)
+    for h in hits:
+        kind = "formula" if task == 2 else "answer"
+        console.print(f"{h['rank']:>3}. {h['score']:.4f}  {kind} {h['id']}  in: {h['thread_title'] or ''}", highlight=False)
+        console.print(f"     {h['snippet']}", highlight=False, markup=False)
+        if h["matched_formulae"]:
+            console.print("     matched: " + "  ".join(f"${m}$" for m in h["matched_formulae"]), highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(friendly_errors(search))

@@ -1,0 +1,110 @@
+"""Task 1 ``ours``: BM25 over answers with thread context, question-question similarity, duplicate
+links and formula evidence, fused with the weights of a config file (``ours.toml`` by default).
+
+Each signal gives ``{answer: score}``; scores are min-max normalised per topic and summed with
+the signal's weight (or fused by reciprocal rank).  A signal of weight 0 is not computed.
+Signals other modules provide (formula similarity, dense retrieval) plug in through
+:data:`EXTRA_SIGNALS`: ``name -> function(ctx, query, section of the config) -> {answer id: score}``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from . import signals
+from .base import Ranking, SearchContext, SearchQuery, register
+from .fusion import minmax_normalise, ranked
+
+Signal = Callable[[SearchContext, SearchQuery, Mapping[str, Any]], dict[int, float]]
+EXTRA_SIGNALS: dict[str, Signal] = {}
+DEFAULT_CONFIG = "ours.toml"
+
+
+@cache
+def load_config(path: str = "") -> dict[str, Any]:
+    """The packaged ``ours.toml``, or the TOML file at ``path``."""
+    try:
+        if path:
+            text = Path(path).read_text(encoding="utf-8")
+        else:
+            text = resources.files(__package__).joinpath(DEFAULT_CONFIG).read_text(encoding="utf-8")
+        return tomllib.loads(text)
+    except FileNotFoundError:
+        raise InputError(f"system config {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"system config {path or DEFAULT_CONFIG}: {exc}") from None
+
+
+def combine(ctx: SearchContext, query: SearchQuery, config: Mapping[str, Any]) -> dict[int, float]:
+    """All weighted signals of ``config`` fused into one ``{answer id: score}``."""
+    sigs: Mapping[str, Mapping[str, Any]] = config.get("signals", {})
+    parts: list[tuple[float, dict[int, float]]] = []
+    questions: dict[int, float] | None = None
+
+    def similar() -> dict[int, float]:
+        nonlocal questions
+        if questions is None:
+            sec = sigs.get("questions", {})
+            questions = signals.similar_questions(ctx, query, sec.get("fields", {}), int(sec.get("limit", 50)))
+        return questions
+
+    for name, sec in sigs.items():
+        weight = float(sec.get("weight", 0.0))
+        if weight <= 0:
+            continue
+        if name == "answer" or name == "math":
+            found = signals.fielded_bm25(ctx, query, sec.get("fields", {}), int(sec.get("limit", 1000)))
+        elif name == "questions":
+            found = signals.thread_scores(ctx, similar())
+        elif name == "linked":
+            found = signals.linked_scores(ctx, similar(), float(sec.get("decay", 1.0)))
+        elif name == "dense":
+            found = signals.dense_answers(ctx, query, int(sec.get("limit", 1000)))
+        elif name == "dense_questions":
+            found = signals.thread_scores(ctx, signals.dense_questions(ctx, query, int(sec.get("limit", 50))))
+        elif name in EXTRA_SIGNALS:
+            found = EXTRA_SIGNALS[name](ctx, query, sec)
+        else:
+            raise InputError(f"system config: unknown signal [signals.{name}]")
+        if found:
+            parts.append((weight, found))
+    fusion = config.get("fusion", {})
+    method = fusion.get("method", "combsum")
+    fused: dict[int, float] = {}
+    if method == "rrf":
+        k = float(fusion.get("rrf_k", 60))
+        for weight, found in parts:
+            for rank, doc in enumerate(ranked(found), 1):
+                fused[doc] = fused.get(doc, 0.0) + weight / (k + rank)
+    elif method == "combsum":
+        for weight, found in parts:
+            for doc, s in minmax_normalise(found).items():
+                fused[doc] = fused.get(doc, 0.0) + weight * s
+    else:
+        raise InputError(f"system config: fusion method {method!r} should be combsum or rrf")
+    return fused
+
+
+@register
+@dataclass(frozen=True)
+class Ours:
+    """The best Task 1 system we make from these parts; every weight is in its config file."""
+
+    NAME = "ours"
+    TASK = 1
+    DESCRIPTION = "fused BM25 (answer + thread), similar questions, duplicate links, formula tokens"
+    config: str = ""  # a TOML file; empty: the packaged ours.toml
+
+    def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
+        cfg = load_config(self.config)
+        fused = combine(ctx, query, cfg)
+        depth = min(limit, int(cfg.get("depth", 1000)))
+        best = sorted(fused.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:depth]
+        return {str(a): s for a, s in best}
