@@ -39,15 +39,30 @@ def parse_latex(latex: str) -> Parsed:
     return Parsed(latex, slt, opt, state.n_errors > 0, tuple(state.errors), tuple(state.unknown))
 
 
-def visual_key(latex_or_slt: str | SNode | Parsed) -> str:
+def visual_key(latex_or_slt: str | SNode | Parsed, lab: bool = True) -> str:
     """Key shared by visually identical formulae (``x_1^2`` and ``x^2_1``, ``\\frac12`` and
     ``\\frac{1}{2}``, ``\\left(`` and ``(``, ``\\dfrac`` and ``\\frac``; spacing and
-    ``\\displaystyle`` ignored, ``\\mathbb{R}`` kept distinct from ``R``)."""
-    if isinstance(latex_or_slt, Parsed):
-        return visual_key_of_slt(latex_or_slt.slt)
+    ``\\displaystyle`` ignored; ``\\mathbb{R}``, upright ``\\mathrm{d}`` and coloured symbols kept
+    distinct from ``R``, ``d`` and plain ones).
+
+    With ``lab`` (the default) the key follows the lab's visual ids where they rest on LaTeX
+    rather than on what MathJax shows: MathJax-only macros (``\\lt``, ``\\gt``) are unknown
+    symbols, as LaTeXML left them.  ``lab=False`` gives pure visual identity (``\\lt`` is ``<``).
+    An SLT given directly is keyed as it is.
+    """
     if isinstance(latex_or_slt, SNode):
         return visual_key_of_slt(latex_or_slt)
-    return visual_key_of_slt(parse_slt(latex_or_slt)[0])
+    if isinstance(latex_or_slt, Parsed):
+        latex = latex_or_slt.latex
+        if not (lab and _needs_latex_only(latex)):
+            return visual_key_of_slt(latex_or_slt.slt, latex)
+    else:
+        latex = latex_or_slt
+    return visual_key_of_slt(parse_slt(latex, latex_only=lab)[0], latex)
+
+
+def _needs_latex_only(latex: str) -> bool:
+    return "\\lt" in latex or "\\gt" in latex
 
 
 class Analysis:
@@ -115,6 +130,7 @@ class AnalyzerConfig:
     opt_window: int = 2
     cache_size: int = 200_000
     keep_trees: bool = False  # keep SLT/OPT in cached analyses (else re-parsed when asked for)
+    lab_visual_key: bool = True  # visual keys as the lab's ids (see :func:`visual_key`)
 
 
 class FormulaAnalyzer:
@@ -134,7 +150,7 @@ class FormulaAnalyzer:
         o_tok = tuple(["\t".join(t) for t in opt_tuples(p.opt, cfg.opt_window)])
         return Analysis(
             latex=latex,
-            visual_key=visual_key_of_slt(p.slt),
+            visual_key=visual_key(p, lab=cfg.lab_visual_key),
             recovered=p.recovered,
             n_nodes=node_count(p.slt),
             slt_tokens=s_tok,

@@ -132,7 +132,8 @@ FENCE_NAMES = {
     ("|", "|"): "abs", ("‖", "‖"): "norm", ("{", "}"): "set", ("⟨", "⟩"): "angle",
     ("⌊", "⌋"): "floor", ("⌈", "⌉"): "ceil",
 }
-_FUNC_VARS = {"V!" + c for c in "fghFGHPφϕψΦΨ"}
+# letters that, followed by a parenthesis, usually name a function (f(x), ζ(s), Γ(z), π(x))
+_FUNC_VARS = {"V!" + c for c in "fghFGHPφϕψΦΨζΓγλμσρτχπΛ"}
 _PRIMES = {1: "prime", 2: "double-prime", 3: "triple-prime"}
 BLANK = "W!"
 
@@ -501,7 +502,9 @@ class _Pratt:
         is_list = content.label == "O!list"
         args = content.children if is_list else ([] if content.label == BLANK else [content])
         name = FENCE_NAMES.get((op, cl))
-        if name is not None:
+        if name == "abs" and len(args) == 1 and args[0].label == "O!abs":
+            result = ONode("O!norm", args[0].children)  # ||x|| written with bars
+        elif name is not None:
             result = ONode("O!" + name, args)
         elif op in "([" and cl in (")", "]") and len(args) == 1 and not is_list:
             result = ONode("O!binom", content.children) if content.label == "O!atop" and op == "(" else content

@@ -41,6 +41,7 @@ from .symbols import (
     SYMBOL_CMDS,
     TEXT_CMDS,
     UNDER_ACCENTS,
+    UPRIGHT,
     styled,
 )
 
@@ -48,7 +49,8 @@ MAX_DEPTH = 40  # structural nesting cap: deeper braces are read flat (and repor
 MAX_ERRORS_KEPT = 16
 
 _TOKEN = re.compile(
-    r"\\[a-zA-Z]+|\\.|[0-9]+(?:\.[0-9]+)?|&(?:[a-zA-Z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});|\S",
+    r"\\[a-zA-Z]+|\\.|[0-9]+(?:\.[0-9]+)?|&(?:[a-zA-Z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});"
+    r"|\.\.\.|:=|\S",
     re.S,
 )
 
@@ -135,7 +137,7 @@ def _build_table() -> dict[str, tuple]:
         "newcommand": ("newcommand",), "renewcommand": ("newcommand",),
         "providecommand": ("newcommand",), "DeclareMathOperator": ("declareop",), "def": ("def",),
         "let": ("let",), "hskip": ("dimen",), "kern": ("dimen",), "mskip": ("dimen",),
-        "mkern": ("dimen",), "hspace": ("skiparg",), "textcolor": ("skiparg",),
+        "mkern": ("dimen",), "hspace": ("skiparg",), "textcolor": ("textcolor",),
         "colorbox": ("skiparg",), "bbox": ("inline",), "mathop": ("mathop", "B"),
         "mathrel": ("mathop", "R"), "mathbin": ("mathop", "O"), "genfrac": ("genfrac",),
         "substack": ("substack",), "cr": ("ignore",), "lq": ("sym", "S", "‘"),
@@ -152,16 +154,15 @@ _CONTROL_SYMBOLS = {"{": ("L", "{"), "}": ("C", "}"), "|": ("X", "‖"), "%": ("
                     "^": ("S", "^"), "~": ("S", "~")}
 _ACCENT_UNDER = {ACCENT_CMDS[n] for n in UNDER_ACCENTS}
 _ARG_MACRO_LIMIT = 9
-_UPRIGHT = {"mathrm", "mathup", "textrm"}
 
 
 class ParseState:
     """Mutable state of one parse (tokens, position, macros, errors)."""
 
     __slots__ = ("toks", "pos", "n", "pending", "errors", "n_errors", "font", "macros", "budget",
-                 "unknown", "flat", "flat_left", "stop")
+                 "unknown", "flat", "flat_left", "stop", "table")
 
-    def __init__(self, toks: list[str]):
+    def __init__(self, toks: list[str], table: dict[str, tuple] | None = None):
         self.toks = toks
         self.pos = 0
         self.n = len(toks)
@@ -175,6 +176,7 @@ class ParseState:
         self.flat = 0
         self.flat_left = 0
         self.stop: str | None = None
+        self.table = _TABLE if table is None else table
 
     # -- token stream -------------------------------------------------------------------------
     def next(self) -> str | None:
@@ -248,6 +250,8 @@ class ParseState:
         over: tuple[str, int] | None = None
         empty_base = False
         prime_base: SNode | None = None
+        color: str | None = None
+        color_from = 0
         self.stop = None
         while True:
             t = self.next()
@@ -270,6 +274,12 @@ class ParseState:
             c0 = t[0]
             if c0 == "\\":
                 name = t[1:]
+                if name == "color":
+                    if color is not None:
+                        _paint(atoms[color_from:], color)
+                    color = "".join(self.raw_group())
+                    color_from = len(atoms)
+                    continue
                 if name in _OVER:
                     if over is None:
                         over = (name, len(atoms))
@@ -346,6 +356,8 @@ class ParseState:
             empty_base = False
             prime_base = None
         self.font = saved_font
+        if color is not None:
+            _paint(atoms[color_from:], color)
         if over is not None:
             atoms = self.make_over(over[0], atoms[: over[1]], atoms[over[1]:])
         return atoms
@@ -360,13 +372,23 @@ class ParseState:
             role = CHAR_ROLE.get(t)
             if role is None:
                 if t.isalpha():
-                    return SNode("V!" + (styled(t, self.font) if self.font else t), "V")
+                    font = self.font
+                    if not font:
+                        return SNode("V!" + t, "V")
+                    if font == UPRIGHT:
+                        # upright Latin letters differ visibly from the default italic ones
+                        return SNode(("V!rm:" if "a" <= t.lower() <= "z" else "V!") + t, "V")
+                    return SNode("V!" + styled(t, font), "V")
                 if t.isdigit():
                     return SNode("N!" + t, "N")
                 return SNode(t, "S")
             if role == "V":
                 return SNode("V!" + t, "V")
             return SNode(CHAR_NORMAL.get(t, t), role)
+        if t == "...":
+            return SNode("…", "S")
+        if t == ":=":
+            return SNode("≔", "R")
         # decoded entity or a stray multi-character token
         if len(t) > 1 and t[0] == "&":
             return SNode(t, "S")
@@ -476,7 +498,7 @@ class ParseState:
     def command(self, t: str, atoms: list[SNode], depth: int) -> None:
         """Handle one control sequence ``t``, appending the nodes it yields to ``atoms``."""
         name = t[1:]
-        entry = _TABLE.get(name)
+        entry = self.table.get(name)
         if entry is None:
             if len(name) == 1 and not name.isalpha():
                 cs = _CONTROL_SYMBOLS.get(name)
@@ -490,7 +512,7 @@ class ParseState:
             if self.macros is not None and name in self.macros:
                 self.expand(name)
                 return
-            if self.peek() == "*" and name + "*" in _TABLE:
+            if self.peek() == "*" and name + "*" in self.table:
                 self.next()
                 self.command(t + "*", atoms, depth)
                 return
@@ -531,12 +553,9 @@ class ParseState:
             self.font = style
             inner = self.arg(d1)
             self.font = saved
-            if not style and name in _UPRIGHT and inner and all(n.kind == "V" and len(n.label) == 3 for n in inner):
-                # upright letters: a word is an operator name; one letter is drawn upright
-                if len(inner) > 1:
-                    atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), "F"))
-                else:
-                    atoms.append(SNode("V!rm:" + inner[0].label[2], "V"))
+            if style == UPRIGHT and len(inner) > 1 and all(n.label.startswith("V!rm:") for n in inner):
+                # an upright word is an operator name (\mathrm{Var}, \rm lcm)
+                atoms.append(SNode("F!" + "".join(n.label[5:] for n in inner), "F"))
             else:
                 atoms.extend(inner)
         elif code == "left":
@@ -678,8 +697,8 @@ class ParseState:
             if len(nxt) == 1 and len(nxt[0].label) == 1:
                 n = nxt[0]
                 n.label = unicodedata.normalize("NFC", n.label + "\u0338")
-                if n.kind not in ("R",):
-                    n.kind = "R"
+                if n.kind != "Q":
+                    n.kind = "R"  # a struck-out symbol is a (negated) relation
                 atoms.append(n)
             else:
                 atoms.append(SNode("¬", "Q"))
@@ -696,6 +715,11 @@ class ParseState:
         elif code == "end":
             self.raw_group()
             self.error("\\end without \\begin")
+        elif code == "textcolor":
+            color = "".join(self.raw_group())
+            inner = self.arg(d1)
+            _paint(inner, color)
+            atoms.extend(inner)
         elif code == "skiparg":
             if name == "bbox":
                 self.raw_optional()
@@ -886,6 +910,12 @@ class ParseState:
         self.pending.extend(reversed(out))
 
 
+def _paint(atoms: list[SNode], color: str) -> None:
+    """Colour is part of the layout: each coloured symbol gets a ``k`` edge to its colour."""
+    for n in atoms:
+        n.add("k", SNode("T!" + color, "T"))
+
+
 def _link(atoms: list[SNode]) -> None:
     for i in range(len(atoms) - 1):
         atoms[i].next = atoms[i + 1]
@@ -906,9 +936,18 @@ def _append_chain(existing: SNode, extra: list[SNode]) -> None:
     node.next = extra[0]
 
 
-def parse_slt(latex: str) -> tuple[SNode, ParseState]:
-    """Parse LaTeX into an SLT root (a ``W!`` blank for empty input) and the parse state."""
-    state = ParseState(tokenize(latex))
+# MathJax-only macros that LaTeX (hence LaTeXML, hence the lab's visual ids) does not define.
+MATHJAX_ONLY = frozenset({"lt", "gt"})
+_LATEX_TABLE = {k: v for k, v in _TABLE.items() if k not in MATHJAX_ONLY}
+
+
+def parse_slt(latex: str, latex_only: bool = False) -> tuple[SNode, ParseState]:
+    """Parse LaTeX into an SLT root (a ``W!`` blank for empty input) and the parse state.
+
+    With ``latex_only``, MathJax-only macros (:data:`MATHJAX_ONLY`) are unknown macros, as they
+    are for LaTeX and LaTeXML.
+    """
+    state = ParseState(tokenize(latex), _LATEX_TABLE if latex_only else None)
     atoms = state.seq(0, _TOP)
     if state.flat:
         state.error("unclosed braces read flat")

@@ -13,7 +13,7 @@ from html import escape
 from .opt import OPS, ONode
 from .slt import SNode
 
-_EDGE_ORDER = {e: i for i, e in enumerate("abcdouwe")}
+_EDGE_ORDER = {e: i for i, e in enumerate("abcdouwek")}
 _INFIX = {("U!" if comm else "O!") + name for name, comm, _p in OPS.values()}
 
 
@@ -235,9 +235,16 @@ def _vis(node: SNode | None, out: list[str], depth: int) -> None:
             out.append(" ")
 
 
-def visual_key_of_slt(slt: SNode) -> str:
-    """A short stable key (16 hex digits) of the canonical SLT string."""
-    return hashlib.blake2b(visual_string(slt).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+def visual_key_of_slt(slt: SNode, latex: str | None = None) -> str:
+    """A short stable key (16 hex digits) of the canonical SLT string.
+
+    A formula with nothing visible (only spacing or unknown set-up commands) has no layout to
+    compare: as the lab does where LaTeXML gave no tree, its LaTeX without white space is used.
+    """
+    text = visual_string(slt)
+    if text == "W!" and latex is not None:
+        text = "latex:" + "".join(latex.split())
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 # -- MathML -------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ same line; ``edges`` hold the other spatial relations, each a ``(label, SNode)``
 ``d``  pre-subscript                ``o``  over (numerator, limits written over)
 ``u``  under (denominator)          ``w``  within (radicand, accented base)
 ``e``  element of a matrix (row-major order)
+``k``  colour of the symbol (``\\color``), a ``T!`` node
 =====  ==========================================================
 
 Node labels carry their type as in the seed's figure 3: ``V!x`` variable or identifier,
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-EDGE_LABELS = "abcdouwe"
+EDGE_LABELS = "abcdouwek"
 
 
 class SNode:

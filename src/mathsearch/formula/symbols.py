@@ -125,9 +125,11 @@ FONT_CMDS = {
     "mathcal": "SCRIPT", "mathscr": "SCRIPT", "cal": "SCRIPT", "scr": "SCRIPT", "mathfrak": "FRAKTUR",
     "frak": "FRAKTUR", "mathbf": "BOLD", "bf": "BOLD", "textbf": "BOLD", "bm": "BOLD ITALIC",
     "boldsymbol": "BOLD ITALIC", "pmb": "BOLD ITALIC", "mathbfit": "BOLD ITALIC", "mathsf": "SANS-SERIF",
-    "sf": "SANS-SERIF", "mathtt": "MONOSPACE", "tt": "MONOSPACE", "mathrm": "", "rm": "", "mathit": "",
-    "it": "", "mathnormal": "", "mathup": "", "mathsfit": "SANS-SERIF ITALIC",
+    "sf": "SANS-SERIF", "mathtt": "MONOSPACE", "tt": "MONOSPACE", "mathrm": "UPRIGHT", "rm": "UPRIGHT",
+    "mathup": "UPRIGHT", "textrm": "UPRIGHT", "mathit": "", "it": "", "mathnormal": "",
+    "mathsfit": "SANS-SERIF ITALIC",
 }
+UPRIGHT = "UPRIGHT"  # not a Unicode style: upright Latin letters are labelled V!rm:x
 FONT_SWITCHES = {"bf", "rm", "it", "cal", "sf", "tt", "scr", "frak", "bold"}
 
 TEXT_CMDS = {"text", "textrm", "textit", "textsf", "texttt", "textnormal", "textup", "mbox",
@@ -147,7 +149,7 @@ IGNORED_CMDS = {
 SPACE_CHARS = {",", ":", ";", "!", ">", " ", "\t", "\n", "/", "-", "@", "\r"}
 SIZE_CMDS = {"big", "Big", "bigg", "Bigg", "bigl", "Bigl", "biggl", "Biggl", "bigr", "Bigr",
              "biggr", "Biggr", "bigm", "Bigm", "biggm", "Biggm"}
-SKIP_ONE_ARG = {"label", "tag", "require", "color", "ref", "eqref", "hspace", "vspace", "phantom",
+SKIP_ONE_ARG = {"label", "tag", "require", "ref", "eqref", "hspace", "vspace", "phantom",
                 "vphantom", "hphantom", "pagecolor", "hspace*", "vspace*", "tag*", "rule_",
                 "mathchoice_", "setlength_", "class", "cssId", "style", "href", "htmlClass",
                 "htmlStyle", "htmlId"}
