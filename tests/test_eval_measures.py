@@ -99,3 +99,30 @@ def test_judged_fractions_pooled_over_topics():
 def test_ndcg10_measure_is_named_as_in_json():
     assert NDCG_10.name == "nDCG@10" and not NDCG_10.judged_only
     assert [m.name for m in RANKED_MEASURES] == ["nDCG'", "MAP'", "P'@10", "nDCG@10"]
+
+
+def test_trimmed_scoring_equals_plain_pytrec_eval_on_random_runs():
+    """Our shortcuts (one sort, judged-only and top-10 views) against pytrec_eval fed the plain way."""
+    import random
+
+    import ir_measures
+
+    rng = random.Random(3)
+    qrels = {f"T{t}": {f"d{i}": rng.choice((0, 0, 0, 1, 2, 3)) for i in rng.sample(range(400), 120)} for t in range(12)}
+    run = {
+        f"T{t}": {f"d{i}": float(rng.randrange(20)) for i in rng.sample(range(400), rng.randrange(1, 300))}  # many ties
+        for t in range(10)
+    }
+    (result,) = evaluate_ranked(1, qrels, [("r", run)])
+    judged = {t: {d: s for d, s in docs.items() if d in qrels[t]} for t, docs in run.items()}
+    judged = {t: d for t, d in judged.items() if d}
+    plain = {}
+    for m in ir_measures.pytrec_eval.iter_calc([RANKED_MEASURES[0].measure, RANKED_MEASURES[1].measure,
+                                                RANKED_MEASURES[2].measure], qrels, judged):
+        plain.setdefault(m.measure, {})[m.query_id] = m.value
+    for m in ir_measures.pytrec_eval.iter_calc([NDCG_10.measure], qrels, run):
+        plain.setdefault(m.measure, {})[m.query_id] = m.value
+    for measure in RANKED_MEASURES:
+        for topic in qrels:
+            expected = plain[measure.measure].get(topic, 0.0)
+            assert result.per_topic[measure.name][topic] == pytest.approx(expected, abs=1e-12), (measure.name, topic)

@@ -32,7 +32,9 @@ def run_json(run: RunResult, measures: tuple[str, ...]) -> dict[str, Any]:
 def to_json(report: EvalReport) -> dict[str, Any]:
     """``{run file name: {measure: mean, "topics": n, "per_topic": {...}, ...}}``."""
     measures = report.measures
-    return {run.name: run_json(run, measures) for run in report.runs}
+    names = [run.name for run in report.runs]
+    # Two runs with one file name (different folders) are told apart by their paths.
+    return {(run.name if names.count(run.name) == 1 else run.path): run_json(run, measures) for run in report.runs}
 
 
 def _fmt(v: float | None) -> str:
