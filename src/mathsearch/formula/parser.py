@@ -252,6 +252,7 @@ class ParseState:
         prime_base: SNode | None = None
         color: str | None = None
         color_from = 0
+        group_base: SNode | None = None
         self.stop = None
         while True:
             t = self.next()
@@ -305,6 +306,7 @@ class ParseState:
                     atoms.extend(inner)
                     empty_base = False
                     prime_base = None
+                    group_base = inner[-1]
                 else:
                     empty_base = True
                 continue
@@ -322,7 +324,8 @@ class ParseState:
                     _link(arg)
                     base.add(edge, arg[0])
                 else:
-                    if not (edge == "a" and base is prime_base):
+                    # {x_a}_b is a script of a group (fine); x_a_b is TeX's "double subscript"
+                    if not (edge == "a" and base is prime_base) and base is not group_base:
                         self.error("double superscript" if edge == "a" else "double subscript")
                     _append_chain(existing, arg)
                 if edge == "a":
@@ -437,8 +440,14 @@ class ParseState:
     def delim(self) -> str | None:
         """The delimiter after ``\\left``/``\\right``/``\\big``: a character, or None for ``.``."""
         t = self.next()
+        braces = 0
         while t == "\\displaystyle" or t == "{":
-            t = self.next()  # \left{( is a typo LaTeX forgives
+            if t == "{":
+                braces += 1  # \bigg{(} : the delimiter may come braced
+            t = self.next()
+        while braces and self.peek() == "}":
+            self.next()
+            braces -= 1
         if t is None:
             self.error("missing delimiter")
             return None
@@ -753,7 +762,7 @@ class ParseState:
 
     def environment(self, atoms: list[SNode], depth: int) -> None:
         raw = self.raw_group()
-        env = "".join(raw)
+        env = "".join(tok for tok in raw if tok != "%")
         if self.peek() == "*":
             self.next()
             env += "*"
@@ -798,7 +807,7 @@ class ParseState:
                 self.raw_optional()
                 continue
             if stop == "\\end":
-                name = "".join(self.raw_group())
+                name = "".join(tok for tok in self.raw_group() if tok != "%")
                 if self.peek() == "*":
                     self.next()
                     name += "*"
