@@ -379,6 +379,9 @@ class _Pratt:
                         break
                     self.i += 1
                     right = self.expr(prec + 1)
+                    if left is None and right is None:
+                        left = ONode("S!" + it[2].label)  # a lone operator (x^*, (R, ≤)) is a symbol
+                        continue
                     left = _combine(name, comm, left if left is not None else _blank(),
                                     right if right is not None else _blank())
                 elif k == "post":
@@ -424,6 +427,8 @@ class _Pratt:
                     break
             quantifier = any(c[0] == "pre" and c[1] in ("forall", "exists", "nexists") for c in chain)
             operand = self.expr(P_REL if quantifier else P_IMPL)
+            if operand is None and len(chain) == 1:
+                return ONode("S!" + chain[0][2].label)  # a lone sign (ℝ^+) is a symbol
             node = operand if operand is not None else _blank()
             for c in reversed(chain):
                 if c[0] == "pre":
@@ -445,12 +450,16 @@ class _Pratt:
         if k == "x":
             on = it[1]
             nxt = self.peek()
-            if nxt is not None and nxt[0] == "G" and nxt[1] == "(" and _is_function_like(on, nxt):
+            if nxt is not None and nxt[0] == "G" and nxt[1] == "(" and (
+                    on.label.startswith("T!") or _is_function_like(on, nxt)):
                 self.i += 1
                 return ONode("O!apply", [on] + self.group_args(nxt))
             return on
         if k == "G":
             return self.group(it)
+        if k == "big" and it[2].label.startswith("F!") and not it[2].edges:
+            k = "fn"  # \max, \gcd, \lim without bounds: plain function application
+            it = ("fn", ONode(it[2].label), it[2])
         if k == "fn":
             fexpr = it[1]
             nxt = self.peek()
@@ -506,7 +515,7 @@ class _Pratt:
             result = ONode("O!norm", args[0].children)  # ||x|| written with bars
         elif name is not None:
             result = ONode("O!" + name, args)
-        elif op in "([" and cl in (")", "]") and len(args) == 1 and not is_list:
+        elif op == "(" and cl in (")", "]") and len(args) == 1 and not is_list:
             result = ONode("O!binom", content.children) if content.label == "O!atop" and op == "(" else content
         elif op == "{" and cl is None and content.label == "O!matrix":
             result = ONode("O!cases", content.children)
