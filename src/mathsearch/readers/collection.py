@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..records import Comment, FormulaKind, FormulaRecord, Post, PostType, ReadReport
 from .arqmath import iter_comments, iter_posts
 from .dollar_math import annotate_math
-from .html import body_text, plain_text
+from .html import body_text, markup_text, plain_text, span_ids
 
 _VERSIONED = re.compile(r"^(Posts|Comments|PostLinks)\.V(\d+(?:\.\d+)*)\.xml$")
 
@@ -103,8 +103,14 @@ class CollectionReader:
     def _next_id(self) -> int:
         return next(self._ids)
 
-    def posts(self, progress: Callable[[int], None] | None = None) -> Iterator[TextPost]:
+    def posts(self, progress: Callable[[int], None] | None = None, *, formulas: bool = True) -> Iterator[TextPost]:
+        """Posts with their plain text; ``formulas=False`` skips the formula list (faster: the
+        collection's formula TSV has them)."""
         for post in iter_posts(self.files.posts, self._report(self.files.posts), progress):
+            if not formulas and not self.raw:
+                title_text = markup_text(post.title, is_html=False) if post.title else ""
+                yield TextPost(post, title_text, markup_text(post.body, is_html=True), [])
+                continue
             if self.raw:
                 body, in_body = annotate_math(post.body, self._next_id, is_html=True)
                 title, in_title = (annotate_math(post.title, self._next_id, is_html=False) if post.title else (None, []))
@@ -120,11 +126,20 @@ class CollectionReader:
             ]
             yield TextPost(post, title_text, text, formulas)
 
-    def comments(self, progress: Callable[[int], None] | None = None) -> Iterator[TextComment]:
-        """Comments; call after :meth:`posts` so formulae know their thread."""
+    def comments(self, progress: Callable[[int], None] | None = None, *, formulas: bool = True) -> Iterator[TextComment]:
+        """Comments; call after :meth:`posts` so formulae know their thread.
+
+        ``formulas=False``: the formula records carry only their ids (no LaTeX, thread unknown)."""
         if self.files.comments is None:
             return
         for comment in iter_comments(self.files.comments, self._report(self.files.comments), progress):
+            if not formulas and not self.raw:
+                ids = [
+                    FormulaRecord(fid, comment.post_id, 0, FormulaKind.COMMENT, "", comment_id=comment.comment_id)
+                    for fid in span_ids(comment.text)
+                ]
+                yield TextComment(comment, markup_text(comment.text, is_html=False), ids)
+                continue
             if self.raw:
                 text_markup, _ = annotate_math(comment.text, self._next_id, is_html=False)
                 comment = replace(comment, text=text_markup)

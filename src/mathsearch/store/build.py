@@ -119,7 +119,7 @@ class _Loader:
 
     def posts(self, span_formulas: bool) -> None:
         def rows() -> Iterator[tuple]:
-            for tp in self.reader.posts(self._ticker("posts", self.files.posts)):
+            for tp in self.reader.posts(self._ticker("posts", self.files.posts), formulas=span_formulas):
                 p = tp.post
                 if span_formulas:
                     self._span_formulas(tp.formulas, self.files.posts)
@@ -139,7 +139,7 @@ class _Loader:
         spans: list[tuple[int, int]] = []
 
         def rows() -> Iterator[tuple]:
-            for tc in self.reader.comments(self._ticker("comments", self.files.comments)):
+            for tc in self.reader.comments(self._ticker("comments", self.files.comments), formulas=span_formulas):
                 c = tc.comment
                 if span_formulas:
                     self._span_formulas(tc.formulas, self.files.comments)
