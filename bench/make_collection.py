@@ -77,6 +77,11 @@ SPAN_CLOSE = "&lt;/span&gt;"
 # An id'd formula span; its content may not hold another span (the sample nests id'd spans
 # inside un-annotated ones, which stay literal text here).
 MATH_SPAN = re.compile(r'<span class="math-container" id="([^"]+)">([^<]*(?:<(?!/?span\b)[^<]*)*)</span>')
+# Un-annotated math in bodies, possibly holding id'd spans: the wrapper goes in raw dumps.
+UNANNOTATED_SPAN = re.compile(
+    r'<span class="math-container">((?:[^<]|<(?!/?span\b)|<span class="math-container" id="[^"]+">'
+    r"[^<]*(?:<(?!/?span\b)[^<]*)*</span>)*)</span>"
+)
 # Words that may be replaced: lowercase, outside tags, entities, $...$ math and control words.
 TEXT_TOKEN = re.compile(r"<[^>]*>|&#?\w+;|\$[^$]*\$|(?<![\\\w])([a-z]{3,})(?!\w)")
 # LaTeX tokens: control words, control symbols, single letters, integers, anything else.
@@ -357,7 +362,8 @@ def _iter_rows(path: Path):
 
 
 class _TemplateBuilder:
-    def __init__(self, sample: Path, seed: int, with_mathml: bool):
+    def __init__(self, sample: Path, seed: int, with_mathml: bool, raw_dump: bool = False):
+        self.raw_dump = raw_dump
         self.sample = sample
         self.rnd = random.Random(seed)
         self.bases: list[BaseFormula] = []
@@ -401,15 +407,25 @@ class _TemplateBuilder:
             self.bases.append(BaseFormula(latex, vid, keep, self.mathml.get(latex, "")))
         return b
 
+    def unannotated(self, m: re.Match[str], escaped: bool) -> str:
+        """A span whose id the TSV lacks becomes un-annotated math, as the sample writes it."""
+        if m.group(1) in self.formula_latex:
+            return m.group(0)
+        if escaped and not self.raw_dump:
+            return f'<span class="math-container">${m.group(2)}$</span>'
+        return f"${m.group(2)}$"
+
     def split(self, markup: str, *, escaped: bool) -> tuple[list[str], list[int], list[bool]]:
         texts: list[str] = []
         formulas: list[int] = []
         display: list[bool] = []
         pos = 0
+        if self.raw_dump and escaped:  # a dump body has bare $...$, no un-annotated spans
+            markup = UNANNOTATED_SPAN.sub(r"\1", markup)
+        if any(m.group(1) not in self.formula_latex for m in MATH_SPAN.finditer(markup)):
+            markup = MATH_SPAN.sub(lambda m: self.unannotated(m, escaped), markup)
         for m in MATH_SPAN.finditer(markup):
-            latex = self.formula_latex.get(m.group(1))
-            if latex is None:  # an id the TSV does not know: leave the span as text
-                continue
+            latex = self.formula_latex[m.group(1)]
             texts.append(markup[pos : m.start()])
             formulas.append(self.base(latex))
             before = markup[max(0, m.start() - 3) : m.start()]
@@ -501,8 +517,8 @@ def text_variants(piece: Piece, vocabulary: list[str], seed: int) -> list[tuple[
     return variants
 
 
-def build_templates(sample: Path, seed: int, with_mathml: bool = False) -> Templates:
-    return _TemplateBuilder(sample, seed, with_mathml).build()
+def build_templates(sample: Path, seed: int, with_mathml: bool = False, raw_dump: bool = False) -> Templates:
+    return _TemplateBuilder(sample, seed, with_mathml, raw_dump).build()
 
 
 # --------------------------------------------------------------------------- plan
@@ -839,7 +855,7 @@ def generate(
 ) -> dict[str, object]:
     """Write a collection with ``n_answers`` answers to ``out``; return the summary."""
     start = time.perf_counter()
-    tpl = build_templates(sample, seed, with_mathml=slt and not raw_dump)
+    tpl = build_templates(sample, seed, with_mathml=slt and not raw_dump, raw_dump=raw_dump)
     plan = make_plan(tpl, n_answers, seed, chunk)
     opts = Options(seed, raw_dump, slt and not raw_dump)
     templates_s = time.perf_counter() - start
