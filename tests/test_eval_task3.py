@@ -102,3 +102,10 @@ def test_task3_run_and_task1_run_end_to_end(tmp_path, similarity):
     # Task 1 run cut at its first hit: A.1 -> 12 (0), A.2 -> 22 (code 5 -> 0)
     assert t1.per_topic["AR"] == {"A.1": 0.0, "A.2": 0.0}
     assert any("tokenizer" in n for n in report.notes) and any("CS model" in n for n in report.notes)
+
+
+def test_answer_without_text_left_out_of_overlap():
+    out = Task3Scores()
+    refs = {"A.1": ["a b"], "A.2": ["c"]}
+    overlap_scores({"A.1": "a b"}, refs, out, MathRegexTokenizer(), text_unknown={"A.2"})
+    assert out.per_topic["LO"] == {"A.1": 1.0} and out.no_answer_text == ["A.2"]

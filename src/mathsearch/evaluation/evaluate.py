@@ -299,6 +299,7 @@ def _evaluate_task3(
         result.read = ReadReport(source=str(path))
         answer_ids: dict[str, str | None] = {}
         answers: dict[str, str] = {}
+        text_unknown: set[str] = set()
         if _is_trec_layout(path):
             # A Task 1 run scored with Task 3 measures: its first hit in trec_eval order.
             run = read_run_scores(path, 1, result.read)
@@ -309,6 +310,8 @@ def _evaluate_task3(
                     text = text_of(top)
                     if text is not None:
                         answers[topic] = text
+                    else:
+                        text_unknown.add(topic)
             result.notes.append("Task 1 run: truncated to its first hit per topic")
         else:
             run_name = path.stem
@@ -320,12 +323,14 @@ def _evaluate_task3(
                 answer_ids[a.query_id] = mapped
         scores = Task3Scores()
         relevance_scores(answer_ids, qrels, scores)
-        overlap_scores(answers, references, scores, tokenizer, similarity)
+        overlap_scores(answers, references, scores, tokenizer, similarity, text_unknown)
         result.per_topic = scores.per_topic
         if scores.unjudged:
             result.notes.append(f"{len(scores.unjudged)} answer(s) without a judgement left out of AR and P@1")
         if scores.unanswered:
             result.notes.append(f"{len(scores.unanswered)} qrels topic(s) without an answer, scored 0")
+        if scores.no_answer_text:
+            result.notes.append(f"{len(scores.no_answer_text)} answer(s) whose text is unknown left out of LO/CS")
         if scores.no_reference:
             result.notes.append(f"{len(scores.no_reference)} topic(s) without H+M reference text left out of LO/CS")
         judged = sum(1 for t in topics if answer_ids.get(t) in qrels[t])

@@ -43,6 +43,7 @@ class Task3Scores:
     unjudged: list[str] = field(default_factory=list)  # topics whose answer has no judgement
     unanswered: list[str] = field(default_factory=list)  # qrels topics the run does not answer
     no_reference: list[str] = field(default_factory=list)  # topics without H+M reference text
+    no_answer_text: list[str] = field(default_factory=list)  # answered, but the text is unknown
     tokenizer: str = ""
     model: str = ""
 
@@ -96,16 +97,22 @@ def overlap_scores(
     out: Task3Scores,
     tokenizer: Tokenizer | None = None,
     similarity=None,
+    text_unknown: frozenset[str] | set[str] = frozenset(),
 ) -> None:
     """LO (and CS when ``similarity`` is given) per topic into ``out``.
 
-    Topics without reference text are left out of both means and listed in ``out.no_reference``.
+    Topics without reference text are left out of both means and listed in ``out.no_reference``;
+    so are topics in ``text_unknown`` (answered, but the answer's text is not available, e.g. a
+    Task 1 hit outside the indexed collection), listed in ``out.no_answer_text``.
     """
     lo: dict[str, float] = {}
     cs: dict[str, float] = {}
     for topic, refs in references.items():
         if not refs:
             out.no_reference.append(topic)
+            continue
+        if topic in text_unknown:
+            out.no_answer_text.append(topic)
             continue
         answer = answers.get(topic)
         if answer is None:
