@@ -14,7 +14,8 @@ process, each of:
   trec_eval measures on the full runs (no prime removal, no reports): the library's own path;
 * ``mathsearch eval`` (CLI, one process for all runs, ``--json``), as a user runs it.
 
-Medians over ``--repeat`` rounds; the ratio column is against the peer.
+Medians over ``--repeat`` rounds of wall time and of CPU time (this process, or the child for
+the CLI): on a shared machine CPU time is the steadier figure.  Ratios are against the peer.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import os
 import platform
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,37 +77,42 @@ def generate(n_runs: int, n_topics: int, hits: int, seed: int = 7) -> tuple[Path
     return qrels, runs
 
 
-def time_ours(qrels: Path, runs: list[Path]) -> float:
+def time_ours(qrels: Path, runs: list[Path]) -> tuple[float, float]:
     from mathsearch.evaluation import evaluate_runs
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     report = evaluate_runs(1, qrels, runs)
-    elapsed = time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0, time.process_time() - c0
     assert len(report.runs) == len(runs)
     return elapsed
 
 
-def time_peer(qrels: Path, runs: list[Path]) -> float:
+def time_peer(qrels: Path, runs: list[Path]) -> tuple[float, float]:
     import ir_measures
     from ir_measures import AP, P, nDCG
 
     measures = [nDCG, AP(rel=2), P(rel=2) @ 10, nDCG @ 10]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     qrels_list = list(ir_measures.read_trec_qrels(str(qrels)))
     for path in runs:
         ir_measures.calc_aggregate(measures, qrels_list, ir_measures.read_trec_run(str(path)))
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
-def time_cli(qrels: Path, runs: list[Path]) -> float:
-    t0 = time.perf_counter()
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_cli(qrels: Path, runs: list[Path]) -> tuple[float, float]:
+    t0, c0 = time.perf_counter(), _child_cpu()
     subprocess.run(
         [sys.executable, "-m", "mathsearch", "eval", "--task", "1", "--qrels", str(qrels), *map(str, runs), "--json"],
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, _child_cpu() - c0
 
 
 def main() -> None:
@@ -128,15 +135,18 @@ def main() -> None:
     rows = [("mathsearch evaluate_runs", time_ours), ("ir_measures (peer)", time_peer)]
     if not args.no_cli:
         rows.append(("mathsearch eval (CLI)", time_cli))
-    results: dict[str, float] = {}
+    results: dict[str, tuple[float, float]] = {}
     for name, fn in rows:
         times = [fn(qrels, runs) for _ in range(args.repeat)]
-        results[name] = statistics.median(times)
-    peer = results["ir_measures (peer)"]
+        results[name] = (statistics.median(t[0] for t in times), statistics.median(t[1] for t in times))
+    peer_wall, peer_cpu = results["ir_measures (peer)"]
     print()
-    print(f"{'what':<28} {'median s':>9} {'s/run':>7} {'hits/s':>11} {'vs peer':>8}")
-    for name, secs in results.items():
-        print(f"{name:<28} {secs:>9.2f} {secs / args.runs:>7.3f} {n_hits / secs:>11,.0f} {secs / peer:>7.2f}x")
+    print(f"{'what':<26} {'wall s':>7} {'cpu s':>7} {'cpu s/run':>9} {'hits/cpu s':>11} {'wall vs peer':>12} {'cpu vs peer':>11}")
+    for name, (wall, cpu) in results.items():
+        print(
+            f"{name:<26} {wall:>7.2f} {cpu:>7.2f} {cpu / args.runs:>9.3f} {n_hits / cpu:>11,.0f} "
+            f"{wall / peer_wall:>11.2f}x {cpu / peer_cpu:>10.2f}x"
+        )
 
 
 if __name__ == "__main__":
