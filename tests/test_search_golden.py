@@ -152,3 +152,33 @@ def test_run_command_writes_official_run_and_suggests_a_name(tiny, tmp_path):
     wrong = runner.invoke(app, ["run", "--index", str(tiny), "--task", "2", "--system", "bm25-thread",
                                 "--topics", str(xml), "--out", str(out)])
     assert wrong.exit_code != 0 and "Traceback" not in wrong.output
+
+
+def test_index_command_reports_search_index_counts_and_rebuilds_atomically(tmp_path):
+    dump = make_dump(tmp_path / "dump")
+    index = tmp_path / "index"
+    result = runner.invoke(app, ["index", str(dump), "--index", str(index), "--json"])
+    assert result.exit_code == 0, result.output
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (counts["answers"], counts["text_answers"], counts["text_questions"]) == (7, 7, 5)
+    manifest = json.loads((index / "text" / "manifest.json").read_text())
+    assert manifest["text_answers"] == 7 and manifest["latex_words"] == ta.LATEX_WORDS_SOURCE
+    # a stale analysis is refused with one sentence, not searched with mismatched tokens
+    (index / "text" / "manifest.json").write_text(json.dumps({**manifest, "analysis_version": -1}))
+    stale = runner.invoke(app, ["search", "--index", str(index), "primes"])
+    assert stale.exit_code != 0 and "rebuild" in stale.output and "Traceback" not in stale.output
+
+
+def test_ours_reads_every_weight_from_its_config(tiny, tmp_path):
+    from mathsearch.systems.ours import load_config
+
+    packaged = load_config("")
+    assert packaged["signals"]["answer"]["weight"] > 0 and "fields" in packaged["signals"]["answer"]
+    only_tags = tmp_path / "tags.toml"
+    only_tags.write_text('[signals.t]\nkind = "bm25"\nweight = 1.0\n[signals.t.fields]\n"tags->tags" = 1.0\n')
+    order = ranking(tiny, f"ours:config={only_tags}", "anything at all", tags=["number-theory"])
+    assert set(order) == {"300", "301", "400", "500"}  # the number-theory threads, and only them
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[signals.x]\nkind = "telepathy"\nweight = 1.0\n')
+    with pytest.raises(InputError, match="telepathy"):
+        ranking(tiny, f"ours:config={bad}", "primes")

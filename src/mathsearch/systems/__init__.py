@@ -4,7 +4,7 @@
 Each module below registers its systems on import (one line per module).
 """
 
-from . import lexical, linked, ours  # noqa: F401  (register their systems)
+from . import combined, lexical, linked, ours  # noqa: F401  (register their systems)
 from .base import (
     Ranking,
     SearchContext,

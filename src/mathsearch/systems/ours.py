@@ -59,20 +59,21 @@ def combine(ctx: SearchContext, query: SearchQuery, config: Mapping[str, Any]) -
         weight = float(sec.get("weight", 0.0))
         if weight <= 0:
             continue
-        if name == "answer" or name == "math":
+        kind = sec.get("kind", name)
+        if kind in ("bm25", "answer", "math"):
             found = signals.fielded_bm25(ctx, query, sec.get("fields", {}), int(sec.get("limit", 1000)))
-        elif name == "questions":
+        elif kind == "questions":
             found = signals.thread_scores(ctx, similar())
-        elif name == "linked":
+        elif kind == "linked":
             found = signals.linked_scores(ctx, similar(), float(sec.get("decay", 1.0)))
-        elif name == "dense":
+        elif kind == "dense":
             found = signals.dense_answers(ctx, query, int(sec.get("limit", 1000)))
-        elif name == "dense_questions":
+        elif kind == "dense_questions":
             found = signals.thread_scores(ctx, signals.dense_questions(ctx, query, int(sec.get("limit", 50))))
-        elif name in EXTRA_SIGNALS:
-            found = EXTRA_SIGNALS[name](ctx, query, sec)
+        elif kind in EXTRA_SIGNALS:
+            found = EXTRA_SIGNALS[kind](ctx, query, sec)
         else:
-            raise InputError(f"system config: unknown signal [signals.{name}]")
+            raise InputError(f"system config: unknown kind of signal {kind!r} in [signals.{name}]")
         if found:
             parts.append((weight, found))
     fusion = config.get("fusion", {})

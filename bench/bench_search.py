@@ -1,0 +1,99 @@
+"""Search benchmark on a generated collection: index build time and size, peak memory, query latency.
+
+    python bench/bench_search.py --answers 100000 [--work /tmp/bench_search] [--systems ours,bm25-answer]
+
+Steps, each in its own process so that its peak memory (max RSS) is its own:
+1. ``bench/make_collection.py --answers N`` (skipped when the collection is already there);
+2. ``build_index`` (store + text indexes) -> seconds, size on disk per part, peak RSS;
+3. every 2021 Task 1 topic through each system -> median and p95 latency per topic, peak RSS,
+   with the first system's median as a ratio against the others (measured in the same run).
+The goals (issue 5): full build <= 60 min, Task 1 median <= 150 ms, peak memory <= 12 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+TOPICS = REPO.parent / "shared" / "data" / "arqmath" / "topics" / "task1-2021.xml"
+
+BUILD = """
+import json, resource, sys, time
+from mathsearch.indexing import build_index
+t = time.perf_counter()
+counts = build_index(sys.argv[1], sys.argv[2])
+print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers, "indexes": counts.indexes,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+QUERY = """
+import json, resource, statistics, sys, time
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import SearchContext, SearchQuery, make_system
+ctx = SearchContext(sys.argv[1])
+system = make_system(sys.argv[2])
+queries = [SearchQuery.from_topic(t) for t in read_topics(sys.argv[3])]
+system.search(ctx, queries[0], 1000)  # open the indexes before timing
+times = []
+for q in queries:
+    t = time.perf_counter()
+    system.search(ctx, q, 1000)
+    times.append((time.perf_counter() - t) * 1000)
+times.sort()
+print(json.dumps({"median_ms": statistics.median(times), "p95_ms": times[int(0.95 * (len(times) - 1))],
+                  "topics": len(times), "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def _child(code: str, *args: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"step failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _size_mib(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--answers", type=int, default=100_000)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/bench_search"))
+    ap.add_argument("--systems", default="ours,bm25-answer,bm25-thread")
+    ap.add_argument("--rebuild", action="store_true", help="rebuild the index even when present")
+    args = ap.parse_args(argv)
+    collection = args.work / f"collection-{args.answers}"
+    index = args.work / f"index-{args.answers}"
+    if not (collection / "Posts.V1.3.xml").is_file():
+        subprocess.run([sys.executable, str(BENCH / "make_collection.py"), "--answers", str(args.answers),
+                        "--out", str(collection)], check=True, stdout=subprocess.DEVNULL)
+    build = None
+    if args.rebuild or not (index / "text" / "manifest.json").is_file():
+        build = _child(BUILD, str(collection), str(index))
+    sizes = {"store": _size_mib(index / "store.sqlite") if (index / "store.sqlite").exists() else 0.0,
+             "text": _size_mib(index / "text")}
+    print(f"collection: {args.answers:,} answers ({collection})")
+    if build:
+        print(f"index build: {build['seconds']:.1f} s ({build['answers'] / build['seconds']:,.0f} answers/s), "
+              f"text index step {build['indexes'].get('text_seconds', 0):.1f} s, peak RSS {build['peak_mib']:,.0f} MiB")
+    print("index size: " + ", ".join(f"{k} {v:,.1f} MiB" for k, v in sizes.items()))
+    print()
+    print("| system | topics | median ms | p95 ms | median vs first | peak RSS MiB |")
+    print("|---|---|---|---|---|---|")
+    first = None
+    for name in [s for s in args.systems.split(",") if s]:
+        r = _child(QUERY, str(index), name, str(TOPICS))
+        first = first or r["median_ms"]
+        print(f"| {name} | {r['topics']} | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | "
+              f"{r['median_ms'] / first:.2f} | {r['peak_mib']:,.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
