@@ -99,13 +99,15 @@ def _finish(result: RunResult, topics: Sequence[str], categories: Categories | N
     result.topics = len(topics)
 
 
-def _checks(path: Path, task: int, run: Mapping[str, Mapping[str, float]], read: ReadReport,
-            facts: CollectionFacts | None, topics: Mapping[str, object]) -> CheckReport:
+def _checks(
+    path: Path, task: int, run: Mapping[str, Mapping[str, float]], read: ReadReport, facts: CollectionFacts | None
+) -> CheckReport:
     report = CheckReport(str(path), task, hits=sum(len(d) for d in run.values()), topics=len(run))
     for reason, n in read.skipped.items():
         report.counts["duplicate document" if "duplicate" in reason else "malformed line"] += n
     report.examples.extend(read.problems[: report.max_examples])
-    for p in check_run_scores(run, task, facts.lookup if facts else None, topics):
+    # Run topics outside the qrels are normal (not every topic was assessed): a note, not a problem.
+    for p in check_run_scores(run, task, facts.lookup if facts else None, None):
         report.add(p)
     for message in check_run_name(path.name, task):
         report.add(Problem("bad file name", "", path.name, f"file name {path.name!r}: {message}"))
@@ -225,7 +227,7 @@ def evaluate_runs(
             result = RunResult(path.name, str(path), task)
             result.read = ReadReport(source=str(path))
             run = read_run_scores(path, task, result.read)
-            result.checks = _checks(path, task, run, result.read, facts, qrels)
+            result.checks = _checks(path, task, run, result.read, facts)
             judged_instances = None
             if task == 2:
                 if instance_qrels is not None:
@@ -247,6 +249,9 @@ def evaluate_runs(
             missing = [t for t in topics if t not in run]
             if missing:
                 result.notes.append(f"{len(missing)} qrels topic(s) not in the run, scored 0")
+            unscored = [t for t in run if t not in qrels]
+            if unscored:
+                result.notes.append(f"{len(unscored)} run topic(s) without judgements, not scored")
             _finish(result, topics, categories)
             report.runs.append(result)
     _compare(report, test)
