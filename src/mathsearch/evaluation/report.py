@@ -41,6 +41,12 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.4f}"
 
 
+def _fmt_p(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))  # noqa: E731
@@ -80,7 +86,7 @@ def to_text(report: EvalReport, per_topic: bool = False) -> str:
         test = "randomisation test" if report.test == "randomisation" else "paired t-test"
         out.append("")
         out.append(f"p-values against {report.runs[0].name} ({test}, two-sided)")
-        rows = [[r.name, *[_fmt(r.p_values.get(m)) for m in measures]] for r in report.runs[1:]]
+        rows = [[r.name, *[_fmt_p(r.p_values.get(m)) for m in measures]] for r in report.runs[1:]]
         out.extend(_table(["run", *measures], rows))
     for r in report.runs:
         if not r.categories:
