@@ -25,6 +25,8 @@ def read_categories(path: str | Path, report: ReadReport | None = None) -> Categ
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"category file {path} does not exist") from None
+    except (IsADirectoryError, UnicodeDecodeError):
+        raise InputError(f"category file {path} is not a UTF-8 text file") from None
     delimiter = "\t" if "\t" in text.split("\n", 1)[0] else ","
     rows = list(csv.reader(text.splitlines(), delimiter=delimiter))
     rows = [r for r in rows if any(c.strip() for c in r)]

@@ -102,14 +102,19 @@ def read_answer_texts(path: str | Path, report: ReadReport | None = None) -> dic
         handle = path.open(encoding="utf-8", newline="")
     except FileNotFoundError:
         raise InputError(f"answer file {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"answer path {path} is a directory, not a file") from None
     with handle:
         reader = csv.reader(handle, delimiter="\t")
-        for row in reader:
-            if not row:
-                continue
-            if len(row) != 2:
-                report.skip(f"expected 2 fields (id text), found {len(row)}", f"{path}:{reader.line_num}")
-                continue
-            report.rows += 1
-            out[row[0].strip()] = row[1]
+        try:
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) != 2:
+                    report.skip(f"expected 2 fields (id text), found {len(row)}", f"{path}:{reader.line_num}")
+                    continue
+                report.rows += 1
+                out[row[0].strip()] = row[1]
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise InputError(f"answer file {path}, line {reader.line_num}: cannot be read ({exc})") from None
     return out

@@ -268,6 +268,10 @@ def _is_trec_layout(path: Path) -> bool:
                     return len(fields) >= 6 and fields[1] == "Q0"
     except FileNotFoundError:
         raise InputError(f"run file {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"run path {path} is a directory, not a file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"run file {path} is not UTF-8 text") from None
     return False
 
 
