@@ -109,3 +109,28 @@ def test_answer_without_text_left_out_of_overlap():
     refs = {"A.1": ["a b"], "A.2": ["c"]}
     overlap_scores({"A.1": "a b"}, refs, out, MathRegexTokenizer(), text_unknown={"A.2"})
     assert out.per_topic["LO"] == {"A.1": 1.0} and out.no_answer_text == ["A.2"]
+
+
+def test_lab_answer_map_and_cli_json(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from mathsearch.cli import app
+
+    qrels = tmp_path / "q3.tsv"
+    qrels.write_text("A.1\t0\td_1\t2\nA.2\t0\td_2\t6\nA.2\t0\td_3\t3\n")
+    run = tmp_path / "TeamB-task3-gen-auto-both-generate-P.tsv"
+    run.write_text('A.1\t1\t0.9\tgen\tGPT\t"An answer."\nA.2\t1\t0.8\tgen\tGPT\t"Another."\n')
+    amap = tmp_path / "teams_document_id.tsv"  # the lab's layout: run name, topic, answer id
+    amap.write_text(f"{run.stem}\tA.1\td_1\n{run.stem}\tA.2\td_2\n")
+    texts = tmp_path / "texts.tsv"
+    texts.write_text("d_1\tAn answer.\nd_3\tSomething else entirely.\n")
+    result = CliRunner().invoke(
+        app, ["eval", "-t", "3", "-q", str(qrels), str(run), "--answer-map", str(amap), "--answers", str(texts), "--no-cs", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    entry = json.loads(result.stdout)[run.name]
+    assert entry["AR"] == pytest.approx((2 + 0) / 2) and entry["P@1"] == pytest.approx(1 / 2)  # 6 = do not know -> 0
+    assert entry["LO"] < 1 and entry["per_topic"]["A.1"]["LO"] == pytest.approx(1.0)
+    assert "CS" not in entry and entry["topics"] == 2
