@@ -35,8 +35,15 @@ def _dense_step(building: Path, progress: Progress | None) -> dict:
         return build_dense_index(store, building, progress)
 
 
-# One line per index (the formula index adds its own).
-INDEX_STEPS: list[tuple[str, IndexStep]] = [("text", _text_step)]
+def _formula_step(building: Path, progress: Progress | None) -> dict:
+    from .indexes.formula_index import build_formula_index
+
+    with Store.open(building) as store:
+        return build_formula_index(store, building, progress)
+
+
+# One line per index.
+INDEX_STEPS: list[tuple[str, IndexStep]] = [("text", _text_step), ("formula", _formula_step)]
 # Built only on request (``mathsearch index --dense``): embeddings cost minutes on a CPU.
 OPTIONAL_STEPS: dict[str, IndexStep] = {"dense": _dense_step}
 

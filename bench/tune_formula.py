@@ -1,0 +1,98 @@
+"""Grid over ``formula.toml`` settings on the 2020 and 2021 Task 2 topics (never the holdout).
+
+    python bench/tune_formula.py --index INDEX_DIR scoring.idf=true,false text.weight=0,0.1,0.2
+
+Each argument is ``section.key=v1,v2,...`` (``depth=...`` for a top-level key); every
+combination is written as a TOML file beside the packaged one's other values and scored as
+``mathsearch eval --task 2 --collection-only`` does.  Prints nDCG' and nDCG@10 per year and
+their mean, best first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import itertools
+import tempfile
+from pathlib import Path
+
+from mathsearch.evaluation.collection import from_index
+from mathsearch.evaluation.evaluate import evaluate_ranked
+from mathsearch.evaluation.subcollection import restrict_qrels
+from mathsearch.readers.qrels import qrels_to_dict, read_qrels
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import SearchContext, make_system, run_rankings
+from mathsearch.systems.formula import load_config
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
+YEARS = ("2020", "2021")
+
+
+def _value(text: str):
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _toml(cfg: dict, prefix: str = "") -> str:
+    plain = {k: v for k, v in cfg.items() if not isinstance(v, dict)}
+    lines = [f"[{prefix}]"] if prefix and plain else []
+    for k, v in plain.items():
+        lines.append(f"{k!r} = {str(v).lower() if isinstance(v, bool) else repr(v)}".replace("'", '"'))
+    for k, v in cfg.items():
+        if isinstance(v, dict):
+            name = f'{prefix}."{k}"' if prefix and not k.isidentifier() else (f"{prefix}.{k}" if prefix else k)
+            lines.append(_toml(v, name))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("grid", nargs="*")
+    args = ap.parse_args(argv)
+    axes = []
+    for item in args.grid:
+        key, _, values = item.partition("=")
+        axes.append((key.split("."), [_value(v) for v in values.split(",")]))
+    ctx = SearchContext(args.index)
+    facts = from_index(args.index)
+    data = {}
+    for year in YEARS:
+        qrels = qrels_to_dict(read_qrels(DATA / "qrels" / f"task2-{year}.tsv"))
+        qrels = restrict_qrels(qrels, facts.present(2)).qrels
+        topics = [t for t in read_topics(DATA / "topics" / f"task2-{year}.xml") if t.topic_id in qrels]
+        data[year] = (qrels, topics)
+    base = load_config("")
+    rows = []
+    tmp = Path(tempfile.mkdtemp(prefix="formula-tune-"))
+    for i, combo in enumerate(itertools.product(*(vals for _, vals in axes))):
+        cfg = copy.deepcopy(base)
+        for (path, _), v in zip(axes, combo, strict=True):
+            node = cfg
+            for p in path[:-1]:
+                node = node.setdefault(p, {})
+            node[path[-1]] = v
+        conf = tmp / f"c{i}.toml"
+        conf.write_text(_toml(cfg))
+        system = make_system("formula", config=str(conf))
+        scores = []
+        for year in YEARS:
+            qrels, topics = data[year]
+            run = run_rankings(system, ctx, topics)
+            res = evaluate_ranked(2, qrels, [("r", run)], visual_of=facts.visual_of)[0]
+            scores += [res.means["nDCG'"], res.means["nDCG@10"]]
+        label = " ".join(f"{'.'.join(p)}={v}" for (p, _), v in zip(axes, combo, strict=True))
+        rows.append((sum(scores) / 4, scores, label))
+        print(f"{label}: " + " ".join(f"{s:.3f}" for s in scores), flush=True)
+    print("\nbest first (nDCG'2020 nDCG@10-2020 nDCG'2021 nDCG@10-2021, mean):")
+    for mean, scores, label in sorted(rows, reverse=True)[:15]:
+        print(f"{mean:.4f}  " + " ".join(f"{s:.3f}" for s in scores) + f"  {label}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,434 @@
+"""The formula index: one entry per visually distinct formula, its symbol-pair tuples as tokens.
+
+The collection repeats itself (28M instances, far fewer distinct formulae), so each visual id
+(the store's, or our visual key where the collection has none) is parsed once and indexed once;
+its instances (formula id, post, thread, kind) hang off it.  Layout under ``INDEX_DIR/formula/``
+(flat numpy arrays, memory-mapped at search time):
+
+``manifest.json``
+    version, tuple windows, counts.
+``tok_hash.npy`` (uint64, sorted), ``tok_idf.npy`` (float32)
+    the vocabulary: a 64-bit hash of ``family + token`` per token id, and its idf
+    ``log(1 + N / df)`` over the N visual formulae.
+``post_ptr.npy`` (int64), ``post_doc.npy`` (int32), ``post_tf.npy`` (uint16)
+    postings of each token id (CSR): visual formulae and term frequencies.
+``len_plain.npy`` / ``len_idf.npy`` (float32, families x N)
+    per family the number of tuples of each visual formula, and their idf-weighted sum
+    (the denominators of the Dice overlaps, so a query never re-parses a candidate).
+``n_nodes.npy`` (int32), ``vkey.npy`` (uint64)
+    SLT size and our visual key (exact matches) of each visual formula.
+``inst_ptr.npy`` (int64, CSR over visual formulae), ``inst_formula.npy``, ``inst_post.npy``,
+``inst_thread.npy`` (int64), ``inst_kind.npy`` (int8: :data:`KINDS`), ``inst_answer.npy`` (bool:
+the post is an answer, for Task 1) and ``retrievable.npy`` (bool per visual formula: some
+instance is in a question or answer post, i.e. a possible Task 2 hit).
+
+Token families: ``s`` SLT tuples, ``o`` OPT tuples (commutative operands unordered), ``u`` SLT
+tuples with variable names unified (alpha-equivalent formulae share them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..formula import FormulaAnalyzer
+from ..store import Store
+
+FORMULA_DIR = "formula"
+MANIFEST = "manifest.json"
+VERSION = 1
+FAMILIES = ("s", "o", "u")
+KINDS = ("title", "question", "answer", "comment")
+RETRIEVABLE = (0, 1, 2)  # kinds that may be Task 2 hits (never comments)
+SLT_WINDOW = 2
+OPT_WINDOW = 2
+CHUNK = 2000  # distinct formulae per worker task
+Progress = Callable[[str, int, int], None]
+
+_VAR = re.compile(r"V![^\t]*")
+
+
+# -- analysis of one formula into hashed tokens ------------------------------------------------
+class TokenHasher:
+    """``family + token`` -> 64-bit id, cached (the tuple vocabulary is far smaller than its uses)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, int] = {}
+
+    def __call__(self, key: str) -> int:
+        h = self._cache.get(key)
+        if h is None:
+            h = int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+            if len(self._cache) < 2_000_000:
+                self._cache[key] = h
+        return h
+
+
+def family_tokens(slt_tokens: Sequence[str], opt_tokens: Sequence[str]) -> dict[str, Counter]:
+    """The token bags of each family from an analysis' SLT and OPT tuple tokens."""
+    return {
+        "s": Counter(slt_tokens),
+        "o": Counter(opt_tokens),
+        "u": Counter(_VAR.sub("V!", t) for t in slt_tokens),
+    }
+
+
+@dataclass(slots=True)
+class QueryTokens:
+    """A query formula as the index sees it: per family, token hashes and their frequencies."""
+
+    hashes: dict[str, np.ndarray]
+    tfs: dict[str, np.ndarray]
+    vkey: int
+    n_nodes: int
+
+
+def _vkey_int(key: str) -> int:
+    try:
+        return int(key, 16) & 0xFFFFFFFFFFFFFFFF
+    except ValueError:
+        return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+
+
+def query_tokens(analyzer: FormulaAnalyzer, latex: str, hasher: TokenHasher) -> QueryTokens:
+    a = analyzer.analyze(latex)
+    hashes, tfs = {}, {}
+    for fam, bag in family_tokens(a.slt_tokens, a.opt_tokens).items():
+        hashes[fam] = np.fromiter((hasher(fam + t) for t in bag), dtype=np.uint64, count=len(bag))
+        tfs[fam] = np.fromiter(bag.values(), dtype=np.float64, count=len(bag))
+    return QueryTokens(hashes, tfs, _vkey_int(a.visual_key), a.n_nodes)
+
+
+# Worker state (one analyzer and hasher per process).
+_W: dict[str, object] = {}
+
+
+def _analyze_chunk(latexes: list[str]) -> tuple:
+    """Per formula: SLT size, visual key, and per family (lengths, token hashes, tfs) arrays."""
+    analyzer = _W.get("analyzer")
+    if analyzer is None:
+        analyzer = _W["analyzer"] = FormulaAnalyzer(slt_window=SLT_WINDOW, opt_window=OPT_WINDOW, cache_size=4096)
+        _W["hasher"] = TokenHasher()
+    hasher: TokenHasher = _W["hasher"]  # type: ignore[assignment]
+    n = len(latexes)
+    n_nodes = np.zeros(n, dtype=np.int32)
+    vkeys = np.zeros(n, dtype=np.uint64)
+    lens = {f: np.zeros(n, dtype=np.int32) for f in FAMILIES}
+    hs: dict[str, list[int]] = {f: [] for f in FAMILIES}
+    tf: dict[str, list[int]] = {f: [] for f in FAMILIES}
+    for i, latex in enumerate(latexes):
+        a = analyzer.analyze(latex)  # type: ignore[attr-defined]
+        n_nodes[i] = a.n_nodes
+        vkeys[i] = _vkey_int(a.visual_key)
+        for fam, bag in family_tokens(a.slt_tokens, a.opt_tokens).items():
+            lens[fam][i] = len(bag)
+            hs[fam].extend(hasher(fam + t) for t in bag)
+            tf[fam].extend(min(c, 65535) for c in bag.values())
+    fams = tuple(
+        (lens[f], np.array(hs[f], dtype=np.uint64), np.array(tf[f], dtype=np.uint16)) for f in FAMILIES
+    )
+    return n_nodes, vkeys, fams
+
+
+# -- build --------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Instances:
+    group: list[int]
+    formula: list[int]
+    post: list[int]
+    thread: list[int]
+    kind: list[int]
+
+
+def _collect(store: Store, progress: Progress | None) -> tuple[list[str], _Instances, int]:
+    """Every formula instance grouped by visual formula; the LaTeX of each group's first instance."""
+    groups: dict[str, int] = {}
+    latex_of: list[str] = []
+    inst = _Instances([], [], [], [], [])
+    kind_code = {k: i for i, k in enumerate(KINDS)}
+    analyzer = FormulaAnalyzer(cache_size=10_000)
+    total = int(store.counts().get("formulas", 0) or 0)
+    keyed_here = 0
+    for n, f in enumerate(store.iter_formulas(), 1):
+        if f.visual_id is not None:
+            key = f.visual_id
+        else:  # no visual id in the collection: our visual key groups visually equal formulae
+            key = "k:" + analyzer.analyze(f.latex).visual_key
+            keyed_here += 1
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = len(latex_of)
+            latex_of.append(f.latex)
+        inst.group.append(g)
+        inst.formula.append(f.formula_id)
+        inst.post.append(f.post_id)
+        inst.thread.append(f.thread_id)
+        inst.kind.append(kind_code.get(f.kind, 3))
+        if progress and n % 50_000 == 0:
+            progress("formula instances", n, max(total, n))
+    return latex_of, inst, keyed_here
+
+
+def _analyze_all(latex_of: list[str], workers: int, progress: Progress | None) -> list[tuple]:
+    chunks = [latex_of[i : i + CHUNK] for i in range(0, len(latex_of), CHUNK)]
+    out: list[tuple] = []
+    done = 0
+    if workers > 1 and len(chunks) > 2:
+        ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
+        with ctx.Pool(workers) as pool:
+            for res in pool.imap(_analyze_chunk, chunks):
+                out.append(res)
+                done += len(res[0])
+                if progress:
+                    progress("formula analysis", done, len(latex_of))
+    else:
+        for chunk in chunks:
+            out.append(_analyze_chunk(chunk))
+            done += len(chunk)
+            if progress:
+                progress("formula analysis", done, len(latex_of))
+    return out
+
+
+def build_formula_index(store: Store, index_dir: str | Path, progress: Progress | None = None,
+                        workers: int | None = None) -> dict:
+    """Write ``index_dir/formula`` from the store (replacing an old one only when complete);
+    return the counts for ``mathsearch index --json``."""
+    started = time.perf_counter()
+    root = Path(index_dir) / FORMULA_DIR
+    workers = workers or min(2, os.cpu_count() or 1)
+    latex_of, inst, keyed_here = _collect(store, progress)
+    n_groups = len(latex_of)
+    analysed = _analyze_all(latex_of, workers, progress)
+    del latex_of
+
+    n_nodes = np.concatenate([a[0] for a in analysed]) if analysed else np.zeros(0, np.int32)
+    vkey = np.concatenate([a[1] for a in analysed]) if analysed else np.zeros(0, np.uint64)
+    # Entries of every family: (doc, family, hash, tf).
+    docs, fam_of, hashes, tfs = [], [], [], []
+    lens_tok = np.zeros((len(FAMILIES), n_groups), dtype=np.int32)
+    for fi in range(len(FAMILIES)):
+        lens = np.concatenate([a[2][fi][0] for a in analysed]) if analysed else np.zeros(0, np.int32)
+        lens_tok[fi] = lens
+        docs.append(np.repeat(np.arange(n_groups, dtype=np.int32), lens))
+        hashes.append(np.concatenate([a[2][fi][1] for a in analysed]) if analysed else np.zeros(0, np.uint64))
+        tfs.append(np.concatenate([a[2][fi][2] for a in analysed]) if analysed else np.zeros(0, np.uint16))
+        fam_of.append(np.full(len(docs[-1]), fi, dtype=np.int8))
+    del analysed
+    doc_all = np.concatenate(docs)
+    hash_all = np.concatenate(hashes)
+    tf_all = np.concatenate(tfs)
+    fam_all = np.concatenate(fam_of)
+    del docs, hashes, tfs, fam_of
+    if progress:
+        progress("formula postings", 0, 1)
+    tok_hash, tok_id = np.unique(hash_all, return_inverse=True)
+    del hash_all
+    tok_id = tok_id.astype(np.int32, copy=False)
+    df = np.bincount(tok_id, minlength=len(tok_hash))
+    idf = np.log1p(max(n_groups, 1) / np.maximum(df, 1)).astype(np.float32)
+    order = np.argsort(tok_id, kind="stable")
+    post_doc = doc_all[order]
+    post_tf = tf_all[order]
+    post_ptr = np.zeros(len(tok_hash) + 1, dtype=np.int64)
+    np.cumsum(df, out=post_ptr[1:])
+    del order
+    # Per family and formula: number of tuples, and their idf-weighted sum.
+    n_fam = len(FAMILIES)
+    flat = fam_all.astype(np.int64) * n_groups + doc_all
+    len_plain = np.bincount(flat, weights=tf_all, minlength=n_fam * n_groups).reshape(n_fam, n_groups)
+    len_idf = np.bincount(flat, weights=tf_all * idf[tok_id], minlength=n_fam * n_groups).reshape(n_fam, n_groups)
+    del flat, doc_all, tf_all, fam_all, tok_id
+
+    group = np.asarray(inst.group, dtype=np.int64)
+    inst_order = np.argsort(group, kind="stable")
+    inst_ptr = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(group, minlength=n_groups), out=inst_ptr[1:])
+    inst_kind = np.asarray(inst.kind, dtype=np.int8)[inst_order]
+    inst_post = np.asarray(inst.post, dtype=np.int64)[inst_order]
+    answers = np.fromiter((r[0] for r in store.db.execute("SELECT post_id FROM posts WHERE post_type=2")), dtype=np.int64)
+    arrays = {
+        "tok_hash": tok_hash, "tok_idf": idf, "post_ptr": post_ptr, "post_doc": post_doc, "post_tf": post_tf,
+        "len_plain": len_plain.astype(np.float32), "len_idf": len_idf.astype(np.float32),
+        "n_nodes": n_nodes, "vkey": vkey, "inst_ptr": inst_ptr,
+        "inst_formula": np.asarray(inst.formula, dtype=np.int64)[inst_order],
+        "inst_post": inst_post,
+        "inst_thread": np.asarray(inst.thread, dtype=np.int64)[inst_order],
+        "inst_kind": inst_kind,
+        "inst_answer": np.isin(inst_post, answers),
+        "retrievable": np.zeros(n_groups, dtype=bool),
+    }
+    good = np.isin(inst_kind, RETRIEVABLE)
+    arrays["retrievable"][group[inst_order][good]] = True
+    counts = {
+        "formula_instances": int(len(group)),
+        "formula_visual": int(n_groups),
+        "formula_visual_retrievable": int(arrays["retrievable"].sum()),
+        "formula_keyed_by_us": int(keyed_here),
+        "formula_tokens": int(len(tok_hash)),
+        "formula_postings": int(len(post_doc)),
+    }
+    del inst
+    _write(root, arrays, counts)
+    counts["formula_bytes"] = sum(p.stat().st_size for p in root.iterdir())
+    counts["formula_build_seconds"] = round(time.perf_counter() - started, 2)
+    if progress:
+        progress("formula postings", 1, 1)
+    return counts
+
+
+def _write(root: Path, arrays: dict[str, np.ndarray], counts: dict) -> None:
+    """Write into a sibling folder, then swap it in: a failed build leaves the old index alone."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.building-", dir=root.parent))
+    try:
+        for name, arr in arrays.items():
+            np.save(tmp / f"{name}.npy", arr)
+        meta = {"version": VERSION, "families": FAMILIES, "kinds": KINDS, "slt_window": SLT_WINDOW,
+                "opt_window": OPT_WINDOW, **counts}
+        (tmp / MANIFEST).write_text(json.dumps(meta, indent=1))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    if root.exists():
+        old = root.parent / f".{root.name}.old-{os.getpid()}"
+        os.replace(root, old)
+    tmp.chmod(0o755)
+    os.replace(tmp, root)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+# -- search -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """How visual formulae are scored against a query formula (every weight of a config file).
+
+    The score is ``sum_f w_f * Dice_f``, with Dice over symbol-pair tuples of family ``f`` (idf-
+    weighted when ``idf``), plus ``exact`` for a formula with the query's visual key, times a
+    size factor ``(min(n, m) / max(n, m)) ** size_power`` of SLT node counts.
+    """
+
+    slt: float = 0.5
+    opt: float = 0.5
+    unified: float = 0.0
+    idf: bool = False
+    exact: float = 0.0
+    size_power: float = 0.0
+
+    @property
+    def weights(self) -> tuple[float, float, float]:
+        return (self.slt, self.opt, self.unified)
+
+
+class FormulaIndex:
+    """Search side of the formula index (arrays memory-mapped; safe to share across queries)."""
+
+    def __init__(self, root: Path):
+        manifest = root / MANIFEST
+        if not manifest.is_file():
+            raise InputError(f"{root.parent} has no formula index ({FORMULA_DIR}/{MANIFEST}): rebuild it with "
+                             "`mathsearch index`.")
+        meta = json.loads(manifest.read_text())
+        if meta.get("version") != VERSION:
+            raise InputError(f"the formula index in {root.parent} is out of date: rebuild it with `mathsearch index`.")
+        self.meta = meta
+        self.root = root
+
+        def load(name: str) -> np.ndarray:
+            return np.load(root / f"{name}.npy", mmap_mode="r")
+
+        self.tok_hash = np.asarray(load("tok_hash"))  # small enough to hold; searched per query
+        self.tok_idf = np.asarray(load("tok_idf"))
+        self.post_ptr = load("post_ptr")
+        self.post_doc = load("post_doc")
+        self.post_tf = load("post_tf")
+        self.len_plain = np.asarray(load("len_plain"))
+        self.len_idf = np.asarray(load("len_idf"))
+        self.n_nodes = np.asarray(load("n_nodes"))
+        self.vkey = np.asarray(load("vkey"))
+        self.inst_ptr = load("inst_ptr")
+        self.inst_formula = load("inst_formula")
+        self.inst_post = load("inst_post")
+        self.inst_thread = load("inst_thread")
+        self.inst_kind = load("inst_kind")
+        self.inst_answer = load("inst_answer")
+        self.retrievable = np.asarray(load("retrievable"))
+        self.n = len(self.n_nodes)
+        self.analyzer = FormulaAnalyzer(slt_window=meta["slt_window"], opt_window=meta["opt_window"], cache_size=4096)
+        self.hasher = TokenHasher()
+
+    @classmethod
+    def open(cls, index_dir: str | Path) -> FormulaIndex:
+        return cls(Path(index_dir) / FORMULA_DIR)
+
+    def query(self, latex: str) -> QueryTokens:
+        return query_tokens(self.analyzer, latex, self.hasher)
+
+    def score(self, q: QueryTokens, scoring: Scoring) -> tuple[np.ndarray, np.ndarray]:
+        """``(visual formulae, scores)`` of every visual formula sharing a tuple with the query."""
+        n = self.n
+        overlaps: list[tuple[int, np.ndarray, float]] = []  # (family, overlap per formula, query length)
+        for fi, fam in enumerate(FAMILIES):
+            hashes, qtf = q.hashes[fam], q.tfs[fam]
+            if scoring.weights[fi] <= 0 or not len(hashes) or not len(self.tok_hash):
+                continue
+            pos = np.minimum(np.searchsorted(self.tok_hash, hashes), len(self.tok_hash) - 1)
+            found = self.tok_hash[pos] == hashes
+            idf = self.tok_idf[pos].astype(np.float64) if scoring.idf else np.ones(len(pos))
+            q_len = float((qtf * idf).sum())  # every query tuple counts, found in the index or not
+            docs, weights = [], []
+            for p, t, wt in zip(pos[found], qtf[found], idf[found], strict=True):
+                lo, hi = int(self.post_ptr[p]), int(self.post_ptr[p + 1])
+                docs.append(np.asarray(self.post_doc[lo:hi]))
+                weights.append(np.minimum(np.asarray(self.post_tf[lo:hi], dtype=np.float64), t) * wt)
+            if docs:
+                ov = np.bincount(np.concatenate(docs), weights=np.concatenate(weights), minlength=n)
+                overlaps.append((fi, ov, q_len))
+        touched = np.zeros(n, dtype=bool)
+        for _, ov, _ in overlaps:
+            touched |= ov > 0
+        if scoring.exact > 0:
+            touched |= self.vkey == np.uint64(q.vkey)
+        docs = np.flatnonzero(touched)
+        scores = np.zeros(len(docs), dtype=np.float64)
+        lens = self.len_idf if scoring.idf else self.len_plain
+        for fi, ov, q_len in overlaps:
+            scores += scoring.weights[fi] * 2.0 * ov[docs] / np.maximum(q_len + lens[fi][docs], 1e-9)
+        if scoring.size_power > 0 and len(docs):
+            m = self.n_nodes[docs].astype(np.float64)
+            ratio = np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)
+            scores *= ratio ** scoring.size_power
+        if scoring.exact > 0 and len(docs):
+            scores += scoring.exact * (self.vkey[docs] == np.uint64(q.vkey))
+        return docs, scores
+
+    def top(self, q: QueryTokens, scoring: Scoring, k: int, retrievable_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` visual formulae, score descending."""
+        docs, scores = self.score(q, scoring)
+        if retrievable_only and len(docs):
+            keep = self.retrievable[docs]
+            docs, scores = docs[keep], scores[keep]
+        if len(docs) > k:
+            part = np.argpartition(-scores, k - 1)[:k]
+            docs, scores = docs[part], scores[part]
+        order = np.lexsort((docs, -scores))
+        return docs[order], scores[order]
+
+    def instances(self, doc: int) -> slice:
+        return slice(int(self.inst_ptr[doc]), int(self.inst_ptr[doc + 1]))
+

@@ -1,0 +1,229 @@
+"""Formula systems over the formula index: Task 2 ``formula`` and the lab's Tangent-S baseline.
+
+* ``formula`` (Task 2): candidates from the tuple postings, scored by idf-weighted Dice overlap of
+  SLT, OPT and variable-unified SLT tuples, an exact visual match on top, then a mild boost from
+  the BM25 similarity of each instance's thread to the topic's question; one instance per visual
+  id (the best), question and answer posts only.  Every weight is in ``formula.toml``.
+* ``tangent-s`` (Task 2; ``tfidf-tangent-s`` fuses it) and ``tangent-s-answers`` (Task 1): the lab's baseline as the issue
+  describes it: SLT and OPT tuple overlap combined with equal weights, no idf, no text.  For
+  Task 1 the query is the topic's formula with most SLT nodes (from the title if it has one,
+  else the body), and answers are ranked by their best-matching formula.
+
+For Task 1 systems (``ours``, fusion with ``tfidf-tangent-s``):
+:func:`answer_scores` ``(ctx, latexes, scoring=None, depth=...) -> {answer id: score}`` scores
+answers by their best-matching formula, summed over the given query formulae;
+:func:`tangent_s_formula` picks the Tangent-S query formula of a topic; and the ``formula``
+signal of ``ours`` (``[signals.formula]`` with ``weight``, optional ``depth`` and ``max_formulae``)
+is registered in :data:`mathsearch.systems.ours.EXTRA_SIGNALS`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..indexes.formula_index import FormulaIndex, Scoring
+from ..records import FormulaKind
+from .base import Ranking, SearchContext, SearchQuery, register
+from .ours import EXTRA_SIGNALS
+from .signals import clauses_from
+
+DEFAULT_CONFIG = "formula.toml"
+TANGENT_S = Scoring(slt=0.5, opt=0.5, unified=0.0, idf=False, exact=0.0, size_power=0.0)
+
+
+@cache
+def load_config(path: str = "") -> dict[str, Any]:
+    """The packaged ``formula.toml``, or the TOML file at ``path``."""
+    try:
+        if path:
+            text = Path(path).read_text(encoding="utf-8")
+        else:
+            text = resources.files(__package__).joinpath(DEFAULT_CONFIG).read_text(encoding="utf-8")
+        return tomllib.loads(text)
+    except FileNotFoundError:
+        raise InputError(f"system config {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"system config {path or DEFAULT_CONFIG}: {exc}") from None
+
+
+def scoring_from(section: Mapping[str, Any]) -> Scoring:
+    known = set(Scoring.__dataclass_fields__)
+    bad = sorted(set(section) - known)
+    if bad:
+        raise InputError(f"formula config [scoring]: unknown key(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
+    return Scoring(**section)
+
+
+def formula_index(ctx: SearchContext) -> FormulaIndex:
+    return ctx.part("formula", FormulaIndex.open)
+
+
+def _thread_boosts(ctx: SearchContext, query: SearchQuery, section: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Threads (question ids, sorted) and their BM25 similarity to the topic, max-normalised."""
+    fields = section.get("fields", {})
+    found = ctx.text.search_questions(query.bags, clauses_from(fields), int(section.get("limit", 1000)))
+    if not found:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
+    vals = np.fromiter(found.values(), dtype=np.float64, count=len(found))
+    order = np.argsort(ids)
+    return ids[order], vals[order] / max(float(vals.max()), 1e-9)
+
+
+def formula_instances(ctx: SearchContext, query: SearchQuery, latex: str, scoring: Scoring, depth: int,
+                      limit: int, text: Mapping[str, Any] | None = None) -> Ranking:
+    """Task 2: ``{formula id: score}``, one instance (the best) per visual formula, at most ``limit``."""
+    ix = formula_index(ctx)
+    docs, scores = ix.top(ix.query(latex), scoring, max(depth, limit), retrievable_only=True)
+    weight = float(text.get("weight", 0.0)) if text else 0.0
+    threads, boosts = _thread_boosts(ctx, query, text) if weight > 0 and (query.title or query.question) else (None, None)
+    out: list[tuple[float, int]] = []
+    for d, s in zip(docs.tolist(), scores.tolist(), strict=True):
+        sl = ix.instances(d)
+        ok = np.flatnonzero(np.asarray(ix.inst_kind[sl]) != 3)
+        if not len(ok):
+            continue
+        pick, bonus = int(ok[0]), 0.0
+        if threads is not None and len(threads):
+            th = np.asarray(ix.inst_thread[sl])[ok]
+            pos = np.minimum(np.searchsorted(threads, th), len(threads) - 1)
+            val = np.where(threads[pos] == th, boosts[pos], 0.0)
+            best = int(np.argmax(val))
+            pick, bonus = int(ok[best]), float(val[best]) * weight
+        out.append((s + bonus, int(ix.inst_formula[sl.start + pick])))
+    out.sort(reverse=True)
+    ranking = {str(fid): round(score, 6) for score, fid in out[:limit]}
+    if len(ranking) < limit:
+        # Further instances of the same formulae fill the free slots (they add nothing to Task 2
+        # scores, but let callers that map formulae to posts see every occurrence).
+        for d, s in zip(docs.tolist(), scores.tolist(), strict=True):
+            sl = ix.instances(d)
+            kinds = np.asarray(ix.inst_kind[sl])
+            for fid in np.asarray(ix.inst_formula[sl])[kinds != 3].tolist():
+                if str(fid) not in ranking:
+                    ranking[str(fid)] = round(s, 6)
+                    if len(ranking) >= limit:
+                        return ranking
+    return ranking
+
+
+def answer_scores(ctx: SearchContext, latexes: Sequence[str], scoring: Scoring | None = None,
+                  depth: int = 2000, limit: int = 1000) -> dict[int, float]:
+    """Task 1 evidence: ``{answer id: score}``, an answer's best-matching formula (instances in the
+    answer itself, its comments included) per query formula, summed over ``latexes``."""
+    ix = formula_index(ctx)
+    scoring = scoring or TANGENT_S
+    total: dict[int, float] = {}
+    for latex in latexes:
+        docs, scores = ix.top(ix.query(latex), scoring, depth)
+        best: dict[int, float] = {}
+        for d, s in zip(docs.tolist(), scores.tolist(), strict=True):
+            sl = ix.instances(d)
+            posts = np.asarray(ix.inst_post[sl])[np.asarray(ix.inst_answer[sl])]
+            for p in posts.tolist():
+                if p not in best:  # docs come best first: the first score is the answer's best
+                    best[p] = s
+            if len(best) >= limit:
+                break
+        for p, s in best.items():
+            total[p] = total.get(p, 0.0) + s
+    return total
+
+
+def tangent_s_formula(query: SearchQuery) -> str | None:
+    """The topic's formula with most SLT nodes, from the title if it has one, else the body."""
+    from ..text.analysis import split_math
+
+    if query.topic is not None and query.topic.formulas:
+        title = [f.latex for f in query.topic.formulas if f.kind == FormulaKind.TITLE]
+        body = [f.latex for f in query.topic.formulas if f.kind != FormulaKind.TITLE]
+    else:
+        title, body = split_math(query.title)[1], split_math(query.question)[1]
+    pool = [t for t in title if t.strip()] or [b for b in body if b.strip()]
+    if not pool:
+        return None
+    analyzer = _analyzer()
+    return max(pool, key=lambda latex: (analyzer.analyze(latex).n_nodes, -pool.index(latex)))
+
+
+@cache
+def _analyzer():
+    from ..formula import FormulaAnalyzer
+
+    return FormulaAnalyzer(cache_size=4096)
+
+
+@register
+@dataclass(frozen=True)
+class FormulaSearch:
+    """Our Task 2 system; every weight is in its config file (``formula.toml`` by default)."""
+
+    NAME = "formula"
+    TASK = 2
+    DESCRIPTION = "tuple candidates (SLT, OPT, unified SLT; idf-weighted Dice), exact visual match, thread text boost"
+    config: str = ""  # a TOML file; empty: the packaged formula.toml
+
+    def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
+        cfg = load_config(self.config)
+        if not query.formula_latex:
+            return {}
+        return formula_instances(ctx, query, query.formula_latex, scoring_from(cfg.get("scoring", {})),
+                                 int(cfg.get("depth", 2000)), limit, cfg.get("text"))
+
+
+@register
+@dataclass(frozen=True)
+class TangentSFormula:
+    """The lab's Tangent-S baseline for Task 2: SLT and OPT tuple overlap, equal weights."""
+
+    NAME = "tangent-s"
+    TASK = 2
+    DESCRIPTION = "Tangent-S baseline: SLT + OPT tuple Dice, best instance per visual id"
+    slt: float = 0.5
+
+    def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
+        if not query.formula_latex:
+            return {}
+        scoring = Scoring(slt=self.slt, opt=1.0 - self.slt)
+        return formula_instances(ctx, query, query.formula_latex, scoring, limit, limit)
+
+
+@register
+@dataclass(frozen=True)
+class TangentSAnswers:
+    """The lab's Tangent-S baseline for Task 1: answers ranked by their best-matching formula to
+    the topic's largest formula (title first)."""
+
+    NAME = "tangent-s-answers"
+    TASK = 1
+    DESCRIPTION = "Tangent-S baseline: answers by their best formula match to the topic's largest formula"
+    slt: float = 0.5
+
+    def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
+        latex = tangent_s_formula(query)
+        if latex is None:
+            return {}
+        found = answer_scores(ctx, [latex], Scoring(slt=self.slt, opt=1.0 - self.slt), limit=limit)
+        return {str(a): s for a, s in found.items()}
+
+
+def _formula_signal(ctx: SearchContext, query: SearchQuery, section: Mapping[str, Any]) -> dict[int, float]:
+    """``ours``' ``[signals.formula]``: answers by best formula match to the topic's formulae."""
+    formulae = [f for f in query.bags.formulae if f.strip()]
+    n = int(section.get("max_formulae", 5))
+    if len(formulae) > n:  # the largest ones say most
+        formulae = sorted(formulae, key=lambda x: _analyzer().analyze(x).n_nodes, reverse=True)[:n]
+    scoring = scoring_from(section["scoring"]) if "scoring" in section else TANGENT_S
+    return answer_scores(ctx, formulae, scoring, int(section.get("depth", 2000)))
+
+
+EXTRA_SIGNALS["formula"] = _formula_signal

@@ -1,0 +1,173 @@
+"""Formula index and formula systems: golden rankings on a hand-made collection, the real sample."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mathsearch.errors import InputError
+from mathsearch.evaluation.collection import from_index
+from mathsearch.evaluation.evaluate import evaluate_ranked
+from mathsearch.evaluation.subcollection import restrict_qrels
+from mathsearch.indexes.formula_index import FORMULA_DIR, FormulaIndex, Scoring, build_formula_index
+from mathsearch.indexing import build_index
+from mathsearch.readers.qrels import qrels_to_dict, read_qrels
+from mathsearch.readers.topics import read_topics
+from mathsearch.store import Store
+from mathsearch.systems import SearchContext, SearchQuery, make_system, run_rankings, system_names
+from mathsearch.systems.formula import answer_scores, tangent_s_formula
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
+
+# thread id -> (title, question, [answers]); answer ids 100 * thread + i.
+THREADS = {
+    1: ("A fraction", "What is $\\frac{x+1}{y}+2$ when y is large?",
+        ["It is $\\frac{x+1}{y}+2$ which tends to two.", "It tends to two, no formula needed.",
+         "Compare with $\\frac{y}{x+1}+2$ instead."]),
+    2: ("Pythagoras", "Is $a^2+b^2=c^2$ true for right triangles?", ["Yes, $a^2+b^2=c^2$ always holds."]),
+    3: ("Triples", "Integer solutions?", ["Solutions of $p^2+q^2=r^2$ are Pythagorean triples."]),
+    4: ("An integral", "Compute it", ["We get $\\int_0^1 f(t)\\,dt$ by parts."]),
+    5: ("Differences", "Order matters?", ["Here $x-y$ is not $y-x$ in general."]),
+}
+# (comment id, answer id, text): a formula seen only in a comment is never a Task 2 hit.
+COMMENTS = [(1, 400, "See also $\\frac{x+1}{z}+2$ here.")]
+
+
+def make_dump(root: Path) -> Path:
+    root.mkdir(parents=True)
+    rows = []
+    for tid, (title, body, answers) in THREADS.items():
+        rows.append(f'<row Id="{tid}" PostTypeId="1" Title="{html.escape(title)}" '
+                    f'Body="{html.escape(f"<p>{html.escape(body, quote=False)}</p>")}" Tags="&lt;algebra&gt;" />')
+        for i, answer in enumerate(answers):
+            rows.append(f'<row Id="{100 * tid + i}" PostTypeId="2" ParentId="{tid}" '
+                        f'Body="{html.escape(f"<p>{html.escape(answer, quote=False)}</p>")}" />')
+    (root / "Posts.xml").write_text('<?xml version="1.0" encoding="utf-8"?>\n<posts>\n' + "\n".join(rows) + "\n</posts>\n")
+    comments = [f'<row Id="{c}" PostId="{p}" Text="{html.escape(t)}" />' for c, p, t in COMMENTS]
+    (root / "Comments.xml").write_text('<?xml version="1.0" encoding="utf-8"?>\n<comments>\n' + "\n".join(comments)
+                                       + "\n</comments>\n")
+    (root / "PostLinks.xml").write_text('<?xml version="1.0" encoding="utf-8"?>\n<postlinks>\n</postlinks>\n')
+    return root
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("formula")
+    counts = build_index(make_dump(root / "dump"), root / "index")
+    # 10 instances (one in a comment), 8 visually distinct formulae (two seen twice).
+    assert counts.indexes["formula_instances"] == 10
+    assert counts.indexes["formula_visual"] == 8
+    assert counts.indexes["formula_visual_retrievable"] == 7
+    return root / "index"
+
+
+def latex_of(index: Path, ranking: dict[str, float]) -> list[str]:
+    store = Store.open(index)
+    order = sorted(ranking.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    return [store.formula(fid).latex for fid, _ in order]
+
+
+def task2(index: Path, system: str, latex: str, title: str = "") -> dict[str, float]:
+    return make_system(system).search(SearchContext(index), SearchQuery("B.1", title, "", (), latex))
+
+
+def distinct(latexes: list[str]) -> list[str]:
+    return list(dict.fromkeys(latexes))
+
+
+def test_systems_are_registered():
+    assert {"formula", "tangent-s"} <= set(system_names(2))
+    assert "tangent-s-answers" in system_names(1)
+
+
+@pytest.mark.parametrize("system", ["formula", "tangent-s"])
+def test_formula_beats_its_variant_with_swapped_non_commutative_operands(tiny, system):
+    order = distinct(latex_of(tiny, task2(tiny, system, "\\frac{x+1}{y}+3")))
+    assert order.index("\\frac{x+1}{y}+2") < order.index("\\frac{y}{x+1}+2")
+    order = distinct(latex_of(tiny, task2(tiny, system, "y-x")))
+    assert order[0] == "y-x" and ("x-y" not in order or order.index("x-y") > 0)
+
+
+def test_alpha_equivalent_formulae_match(tiny):
+    order = distinct(latex_of(tiny, task2(tiny, "formula", "u^2+v^2=w^2")))
+    assert set(order[:2]) == {"a^2+b^2=c^2", "p^2+q^2=r^2"}
+
+
+def test_exact_formula_first_and_further_instances_fill_free_slots(tiny):
+    found = task2(tiny, "formula", "a^2+b^2=c^2")
+    store = Store.open(tiny)
+    order = sorted(found.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    latexes = [store.formula(f).latex for f, _ in order]
+    assert latexes[0] == "a^2+b^2=c^2"
+    # the question and the answer both hold it: the second instance is listed too, with the same
+    # score (Task 2 evaluation keeps one per visual id; Task 1 mappings see every post)
+    same = [s for (_, s), latex in zip(order, latexes, strict=True) if latex == "a^2+b^2=c^2"]
+    assert len(same) == 2 and same[0] == same[1]
+    assert len(task2(tiny, "formula", "a^2+b^2=c^2") ) == len(found)
+
+
+def test_comment_formulae_are_never_task2_hits_but_count_for_answers(tiny):
+    store = Store.open(tiny)
+    found = task2(tiny, "tangent-s", "\\frac{x+1}{z}+2")
+    assert all(store.formula(f).kind != "comment" for f in found)
+    assert "\\frac{x+1}{z}+2" not in latex_of(tiny, found)
+    scores = answer_scores(SearchContext(tiny), ["\\frac{x+1}{z}+2"])
+    assert max(scores, key=scores.get) == 400  # the answer whose comment holds it exactly
+
+
+def test_answer_with_the_topic_formula_beats_one_without(tiny):
+    query = SearchQuery("A.1", "About $\\frac{x+1}{y}+2$", "Why $n$?", ())
+    assert tangent_s_formula(query) == "\\frac{x+1}{y}+2"  # the title's formula, not the body's
+    found = make_system("tangent-s-answers").search(SearchContext(tiny), query)
+    order = sorted(found, key=lambda a: (found[a], a), reverse=True)
+    assert order[0] == "100" and "101" not in found
+    assert found["100"] > found["102"]
+
+
+def test_text_boost_picks_the_instance_in_the_closest_thread(tiny, tmp_path):
+    conf = tmp_path / "f.toml"
+    conf.write_text("[scoring]\nslt = 0.5\nopt = 0.5\n[text]\nweight = 0.5\nlimit = 10\n"
+                    '[text.fields]\n"words->title" = 1.0\n"words->question" = 1.0\n')
+    store = Store.open(tiny)
+    query = SearchQuery("B.1", "Pythagoras right triangles", "", (), "a^2+b^2=c^2")
+    found = make_system("formula", config=str(conf)).search(SearchContext(tiny), query)
+    best = max(found, key=found.get)
+    assert store.formula(best).thread_id == 2
+    with pytest.raises(InputError):
+        make_system("formula", config=str(tmp_path / "missing.toml")).search(SearchContext(tiny), query)
+
+
+def test_rebuild_replaces_the_index_atomically(tiny, tmp_path):
+    with Store.open(tiny) as store:
+        counts = build_formula_index(store, tmp_path, workers=1)
+        again = build_formula_index(store, tmp_path, workers=1)
+    assert counts["formula_visual"] == again["formula_visual"] == 8
+    assert sorted(p.name for p in tmp_path.iterdir()) == [FORMULA_DIR]  # no half-built folder left
+    ix = FormulaIndex.open(tmp_path)
+    docs, scores = ix.top(ix.query("x-y"), Scoring(unified=1.0), 3)
+    assert len(docs) == 3 and scores[0] == pytest.approx(2.0) and np.all(np.diff(scores) <= 0)
+    assert scores[1] == pytest.approx(1.0)  # y-x: alpha-equivalent, only the unified tuples agree
+    with pytest.raises(InputError, match="no formula index"):
+        FormulaIndex.open(tmp_path / "nowhere")
+
+
+def test_formula_system_on_the_real_sample_beats_the_random_floor(sample_index):
+    ctx = SearchContext(sample_index)
+    facts = from_index(sample_index)
+    qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / "task2-2021.tsv")), facts.present(2)).qrels
+    topics = [t for t in read_topics(DATA / "topics" / "task2-2021.xml") if t.topic_id in qrels]
+    results = {}
+    for name in ("formula", "tangent-s"):
+        run = run_rankings(make_system(name), ctx, topics)
+        assert all(len(r) == 1000 or len(r) <= facts_size(facts) for r in run.values())
+        results[name] = evaluate_ranked(2, qrels, [(name, run)], visual_of=facts.visual_of)[0].means
+    # A random order of all sample formulae scores nDCG' 0.746 in 2021; the issue's goal is 0.86.
+    assert results["formula"]["nDCG'"] >= 0.86 and results["formula"]["nDCG@10"] >= 0.58
+    assert results["tangent-s"]["nDCG'"] > 0.80
+
+
+def facts_size(facts) -> int:
+    return len(facts.visual_present)
