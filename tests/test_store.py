@@ -19,7 +19,7 @@ runner = CliRunner()
 
 
 def test_sample_indexes_with_exact_counts(tmp_path):
-    result = runner.invoke(app, ["index", str(COLLECTION), "--index", str(tmp_path / "idx"), "--json"])
+    result = runner.invoke(app, ["index", str(COLLECTION), "--index", str(tmp_path / "idx"), "--json", "--store-only"])
     assert result.exit_code == 0, result.output
     counts = json.loads(result.stdout.strip().splitlines()[-1])
     assert {k: counts[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")} == {
