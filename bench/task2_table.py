@@ -1,6 +1,6 @@
 """Task 2 results table on the sample collection: formula systems over the 2020 and 2021 topics.
 
-    python bench/task2_table.py --index INDEX_DIR [--systems formula,tangent-s] [--runs DIR]
+    python bench/task2_table.py --index INDEX_DIR [--systems formula,tangent-s-formula] [--runs DIR]
 
 Each system's run is written as an official Task 2 run file (``--runs``, a temporary folder by
 default) and scored exactly as ``mathsearch eval --task 2 --qrels Q RUN --index INDEX_DIR
@@ -26,7 +26,7 @@ from mathsearch.systems import SearchContext, make_system, run_system, spec, sys
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 YEARS = ("2020", "2021")
-DEFAULT = "formula,tangent-s"
+DEFAULT = "formula,tangent-s-formula"
 
 
 def make_runs(index: Path, systems: list[str], out: Path, years=YEARS) -> dict[tuple[str, str], tuple[Path, float]]:

@@ -5,7 +5,7 @@ Each module below registers its systems on import (one line per module).
 """
 
 from . import combined, lexical, linked, ours  # noqa: F401  (register their systems)
-from . import formula  # noqa: F401  (formula, tangent-s, tangent-s-answers; ours' formula signal)
+from . import formula  # noqa: F401  (formula, tangent-s-formula, tangent-s; ours' formula signal)
 from .base import (
     Ranking,
     SearchContext,

@@ -4,7 +4,8 @@
   SLT, OPT and variable-unified SLT tuples, an exact visual match on top, then a mild boost from
   the BM25 similarity of each instance's thread to the topic's question; one instance per visual
   id (the best), question and answer posts only.  Every weight is in ``formula.toml``.
-* ``tangent-s`` (Task 2; ``tfidf-tangent-s`` fuses it) and ``tangent-s-answers`` (Task 1): the lab's baseline as the issue
+* ``tangent-s`` (Task 1; ``tfidf-tangent-s`` fuses it with ``tfidf-words``) and ``tangent-s-formula``
+  (Task 2): the lab's baseline as the issue
   describes it: SLT and OPT tuple overlap combined with equal weights, no idf, no text.  For
   Task 1 the query is the topic's formula with most SLT nodes (from the title if it has one,
   else the body), and answers are ranked by their best-matching formula.
@@ -185,7 +186,7 @@ class FormulaSearch:
 class TangentSFormula:
     """The lab's Tangent-S baseline for Task 2: SLT and OPT tuple overlap, equal weights."""
 
-    NAME = "tangent-s"
+    NAME = "tangent-s-formula"
     TASK = 2
     DESCRIPTION = "Tangent-S baseline: SLT + OPT tuple Dice, best instance per visual id"
     slt: float = 0.5
@@ -199,11 +200,11 @@ class TangentSFormula:
 
 @register
 @dataclass(frozen=True)
-class TangentSAnswers:
+class TangentS:
     """The lab's Tangent-S baseline for Task 1: answers ranked by their best-matching formula to
     the topic's largest formula (title first)."""
 
-    NAME = "tangent-s-answers"
+    NAME = "tangent-s"
     TASK = 1
     DESCRIPTION = "Tangent-S baseline: answers by their best formula match to the topic's largest formula"
     slt: float = 0.5
