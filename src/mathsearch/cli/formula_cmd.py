@@ -51,7 +51,7 @@ def representations(latex: str) -> dict:
         "words": latex_to_words(latex),
         "pmathml": slt_to_pmathml(p.slt),
         "cmathml": opt_to_cmathml(p.opt),
-        "slt_tree": p.slt.to_dict(),
+        "slt_tree": p.slt.to_json(),
         "opt_tree": p.opt.to_dict(),
     }
 

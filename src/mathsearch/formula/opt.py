@@ -39,10 +39,19 @@ class ONode:
     def __repr__(self) -> str:
         return f"ONode({self.label!r}, {len(self.children)})"
 
-    def to_dict(self) -> dict:
+    def to_dict(self, _depth: int = 0) -> dict:
+        """JSON-able nested dict; below depth 200 a subtree is given by its prefix notation."""
         if not self.children:
             return {"label": self.label}
-        return {"label": self.label, "children": [c.to_dict() for c in self.children]}
+        if _depth > 200:
+            out: list[str] = []
+            stack = [self]
+            while stack:
+                node = stack.pop()
+                out.append(node.label)
+                stack.extend(reversed(node.children))
+            return {"label": self.label, "prefix": " ".join(out)}
+        return {"label": self.label, "children": [c.to_dict(_depth + 1) for c in self.children]}
 
 
 def _ops() -> dict[str, tuple[str, bool, int]]:
@@ -541,12 +550,14 @@ def _is_function_like(on: ONode, group: tuple) -> bool:
 def _combine(name: str, comm: bool, left: ONode, right: ONode) -> ONode:
     label = ("U!" if comm else "O!") + name
     if comm or name == "list":
-        children = left.children[:] if left.label == label else [left]
+        # n-ary: extend the left node in place (it was built here, nothing else holds it),
+        # so a chain of n operands costs O(n), not O(n^2)
+        node = left if left.label == label else ONode(label, [left])
         if right.label == label:
-            children.extend(right.children)
+            node.children.extend(right.children)
         else:
-            children.append(right)
-        return ONode(label, children)
+            node.children.append(right)
+        return node
     return ONode(label, [left, right])
 
 

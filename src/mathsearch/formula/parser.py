@@ -160,7 +160,7 @@ class ParseState:
     """Mutable state of one parse (tokens, position, macros, errors)."""
 
     __slots__ = ("toks", "pos", "n", "pending", "errors", "n_errors", "font", "macros", "budget",
-                 "unknown", "flat", "flat_left", "stop", "table")
+                 "unknown", "flat", "flat_left", "stop", "table", "tails")
 
     def __init__(self, toks: list[str], table: dict[str, tuple] | None = None):
         self.toks = toks
@@ -177,6 +177,7 @@ class ParseState:
         self.flat_left = 0
         self.stop: str | None = None
         self.table = _TABLE if table is None else table
+        self.tails: dict[int, SNode] | None = None  # last node of script lines grown by primes
 
     # -- token stream -------------------------------------------------------------------------
     def next(self) -> str | None:
@@ -194,6 +195,17 @@ class ParseState:
         if self.pos < self.n:
             return self.toks[self.pos]
         return None
+
+    def append_chain(self, existing: SNode, extra: list[SNode]) -> None:
+        """Append ``extra`` to the line starting at ``existing`` (primes, x^a^b) in O(len(extra))."""
+        if self.tails is None:
+            self.tails = {}
+        tail = self.tails.get(id(existing), existing)
+        while tail.next is not None:
+            tail = tail.next
+        _link(extra)
+        tail.next = extra[0]
+        self.tails[id(existing)] = extra[-1]
 
     def error(self, msg: str) -> None:
         self.n_errors += 1
@@ -327,7 +339,7 @@ class ParseState:
                     # {x_a}_b is a script of a group (fine); x_a_b is TeX's "double subscript"
                     if not (edge == "a" and base is prime_base) and base is not group_base:
                         self.error("double superscript" if edge == "a" else "double subscript")
-                    _append_chain(existing, arg)
+                    self.append_chain(existing, arg)
                 if edge == "a":
                     prime_base = None
                 continue
@@ -342,10 +354,10 @@ class ParseState:
                     base.add("a", prime)
                     prime_base = base
                 elif base is prime_base:
-                    _append_chain(existing, [prime])
+                    self.append_chain(existing, [prime])
                 else:
                     self.error("prime after superscript")
-                    _append_chain(existing, [prime])
+                    self.append_chain(existing, [prime])
                 continue
             if c0 == "}":
                 self.error("unmatched }")
@@ -355,7 +367,12 @@ class ParseState:
             if c0 == "#":
                 atoms.append(SNode("#", "S"))
             else:
-                atoms.append(self.char_node(t))
+                node = self.char_node(t)
+                last = atoms[-1] if atoms else None
+                if node.kind == "N" and last is not None and last.kind == "N" and last.edges is None and not empty_base:
+                    last.label += node.label[2:]  # "1 0" and "{1}0" are drawn as 10
+                    continue
+                atoms.append(node)
             empty_base = False
             prime_base = None
         self.font = saved_font
@@ -935,14 +952,6 @@ def _chain_or_blank(atoms: list[SNode]) -> SNode:
         return SNode("W!", "W")
     _link(atoms)
     return atoms[0]
-
-
-def _append_chain(existing: SNode, extra: list[SNode]) -> None:
-    node = existing
-    while node.next is not None:
-        node = node.next
-    _link(extra)
-    node.next = extra[0]
 
 
 # MathJax-only macros that LaTeX (hence LaTeXML, hence the lab's visual ids) does not define.

@@ -88,16 +88,17 @@ def tuple_token(t: tuple[str, str, str]) -> str:
 
 
 # -- OPT linearisations -------------------------------------------------------------------------
-def leaf_paths(opt: ONode) -> list[str]:
-    """Approach0-style leaf-to-root paths: ``leaf/parent/.../root`` for every leaf."""
+def leaf_paths(opt: ONode, max_length: int = 32) -> list[str]:
+    """Approach0-style leaf-to-root paths: ``leaf/parent/.../root`` for every leaf, keeping at
+    most ``max_length`` ancestors (the nearest) so that very deep trees cost linear work."""
     out: list[str] = []
-    stack: list[tuple[ONode, str]] = [(opt, "")]
+    stack: list[tuple[ONode, tuple[str, ...]]] = [(opt, ())]
     while stack:
         node, above = stack.pop()
         if not node.children:
-            out.append(node.label + above)
+            out.append("/".join((node.label,) + above))
             continue
-        here = "/" + node.label + above
+        here = (node.label,) + above[: max_length - 1] if max_length > 0 else ()
         for child in node.children:
             stack.append((child, here))
     out.reverse()
@@ -165,28 +166,44 @@ def _canon(node: ONode, depth: int) -> str:
     return node.label + "(" + ",".join(parts) + ")"
 
 
-def math_terms(opt: ONode, unify: bool = True, max_terms: int = 2000) -> list[str]:
+def math_terms(opt: ONode, unify: bool = True, max_terms: int = 2000, max_tokens: int = 128) -> list[str]:
     """MIaS-style M-terms: every subexpression in prefix notation (commutative arguments sorted);
     with ``unify``, also each with variables renamed ``id1, id2...`` in order of appearance and
-    with numbers replaced by ``const``."""
+    with numbers replaced by ``const``.  Subexpressions longer than ``max_tokens`` tokens are
+    left out (they are unlikely to recur, and skipping them keeps the work linear)."""
     terms: list[str] = []
     seen: set[str] = set()
-    _terms(opt, terms, seen, unify, max_terms, 0)
+    _terms(opt, terms, seen, unify, max_terms, max_tokens)
     return terms
 
 
-def _terms(node: ONode, terms: list[str], seen: set[str], unify: bool, cap: int, depth: int) -> list[str]:
-    """Collect terms under ``node``; returns its canonical prefix token list."""
-    if not node.children or depth > 200:
-        toks = prefix(node).split(" ")
-    else:
-        child_toks = [_terms(c, terms, seen, unify, cap, depth + 1) for c in node.children]
-        if node.label.startswith("U!"):
-            child_toks.sort(key=lambda x: " ".join(x))
-        toks = [node.label]
-        for ct in child_toks:
-            toks.extend(ct)
-    if len(terms) < cap:
+def _terms(node: ONode, terms: list[str], seen: set[str], unify: bool, cap: int, max_tokens: int) -> list[str] | None:
+    """Collect terms under ``node`` (iteratively); returns its canonical prefix tokens, or None
+    when longer than ``max_tokens``."""
+    results: dict[int, list[str] | None] = {}
+    stack: list[tuple[ONode, bool]] = [(node, False)]
+    while stack:
+        cur, done = stack.pop()
+        if not done:
+            stack.append((cur, True))
+            for c in cur.children:
+                stack.append((c, False))
+            continue
+        if not cur.children:
+            toks: list[str] | None = [cur.label]
+        else:
+            child_toks = [results.pop(id(c), None) for c in cur.children]
+            if any(ct is None for ct in child_toks) or sum(len(ct) for ct in child_toks) >= max_tokens:
+                toks = None
+            else:
+                if cur.label.startswith("U!"):
+                    child_toks.sort(key=" ".join)
+                toks = [cur.label]
+                for ct in child_toks:
+                    toks.extend(ct)
+        results[id(cur)] = toks
+        if toks is None or len(terms) >= cap:
+            continue
         _add(" ".join(toks), terms, seen)
         if unify and len(toks) > 1:
             ids: dict[str, str] = {}
@@ -199,7 +216,7 @@ def _terms(node: ONode, terms: list[str], seen: set[str], unify: bool, cap: int,
                 else:
                     uni.append(t)
             _add(" ".join(uni), terms, seen)
-    return toks
+    return results.get(id(node))
 
 
 def _add(term: str, terms: list[str], seen: set[str]) -> None:

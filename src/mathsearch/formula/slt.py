@@ -56,20 +56,19 @@ class SNode:
     def __repr__(self) -> str:
         return f"SNode({self.label!r})"
 
-    def to_dict(self) -> dict:
-        """A JSON-able nested dict (iterative over ``next`` so long lines cost no recursion)."""
+    def to_json(self) -> list[dict]:
+        """The writing line starting here as a JSON-able list of nodes; each node is
+        ``{"label", "kind", "edges": [[edge, line], ...]}`` (no nesting along a line, so long
+        lines cost no recursion)."""
         out: list[dict] = []
         node: SNode | None = self
         while node is not None:
             d: dict = {"label": node.label, "kind": node.kind}
             if node.edges:
-                d["edges"] = [[e, c.to_dict()] for e, c in node.edges]
+                d["edges"] = [[e, c.to_json()] for e, c in node.edges]
             out.append(d)
             node = node.next
-        head = out[0]
-        for prev, cur in zip(reversed(out[:-1]), reversed(out[1:]), strict=True):
-            prev["next"] = cur
-        return head
+        return out
 
 
 def baseline(node: SNode | None) -> Iterator[SNode]:
