@@ -73,7 +73,7 @@ class Analysis:
     """
 
     __slots__ = ("latex", "visual_key", "recovered", "n_nodes", "slt_tokens", "opt_tokens", "_parsed",
-                 "_opt_key", "_slt_bag", "_opt_bag")
+                 "_opt_key", "_slt_bag", "_opt_bag", "_unified_bag")
 
     def __init__(self, latex: str, visual_key: str, recovered: bool, n_nodes: int,
                  slt_tokens: tuple[str, ...], opt_tokens: tuple[str, ...], parsed: Parsed | None = None):
@@ -87,6 +87,7 @@ class Analysis:
         self._opt_key: str | None = None
         self._slt_bag: Counter | None = None
         self._opt_bag: Counter | None = None
+        self._unified_bag: Counter | None = None
 
     def __repr__(self) -> str:
         return f"Analysis({self.latex!r}, visual_key={self.visual_key!r}, recovered={self.recovered})"
@@ -118,8 +119,25 @@ class Analysis:
         return self._opt_bag
 
     @property
+    def unified_bag(self) -> Counter:
+        """OPT tuples with variables and numbers unified (``V!x`` -> ``V!``, ``N!2`` -> ``N!``):
+        the structure alone, so that ``a^2+b^2`` matches ``x^2+y^2``."""
+        if self._unified_bag is None:
+            self._unified_bag = Counter(_unify_token(t) for t in self.opt_tokens)
+        return self._unified_bag
+
+    @property
     def prefix(self) -> str:
         return prefix(self.parsed.opt)
+
+
+def _unify_token(token: str) -> str:
+    parts = token.split("\t")
+    for i in (0, 1):
+        lab = parts[i]
+        if lab[:2] in ("V!", "N!"):
+            parts[i] = lab[:2]
+    return "\t".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,11 +189,14 @@ def _dice(a: Counter, b: Counter) -> float:
     return 2.0 * common / (sum(a.values()) + sum(b.values()))
 
 
-def similarity(query: Analysis, candidate: Analysis, slt_weight: float = 0.5) -> float:
-    """Structural similarity in [0, 1]: Dice overlap of symbol-pair tuples, SLT and OPT mixed
-    by ``slt_weight``; 1.0 for the same visual key."""
+def similarity(query: Analysis, candidate: Analysis, weights: tuple[float, float, float] = (0.4, 0.4, 0.2)) -> float:
+    """Structural similarity in [0, 1]: Dice overlap of symbol-pair tuples of the SLT, of the
+    OPT, and of the OPT with variables and numbers unified, mixed by ``weights``; 1.0 exactly
+    when the visual keys are equal."""
     if query.visual_key == candidate.visual_key:
         return 1.0
-    s = _dice(query.slt_bag, candidate.slt_bag)
-    o = _dice(query.opt_bag, candidate.opt_bag)
-    return min(0.999, slt_weight * s + (1.0 - slt_weight) * o)
+    ws, wo, wu = weights
+    total = ws + wo + wu
+    score = (ws * _dice(query.slt_bag, candidate.slt_bag) + wo * _dice(query.opt_bag, candidate.opt_bag)
+             + wu * _dice(query.unified_bag, candidate.unified_bag)) / total
+    return min(0.999, score)
