@@ -22,6 +22,11 @@ def slt_tuples(slt: SNode, window: int = 2) -> list[tuple[str, str, str]]:
     """Tangent-style symbol pairs of the SLT: every node with each node at most ``window`` edges
     below or to the right of it, with the spatial edges between (``n`` next, ``a`` above...)."""
     out: list[tuple[str, str, str]] = []
+    if window == 2:
+        _slt_pairs2(slt, out)
+        if not out:
+            out.append((slt.label, "", ""))
+        return out
     stack = [slt]
     while stack:
         node = stack.pop()
@@ -51,6 +56,37 @@ def slt_tuples(slt: SNode, window: int = 2) -> list[tuple[str, str, str]]:
     if not out:
         out.append((slt.label, "", ""))  # a lone symbol still gets one token
     return out
+
+
+def _slt_pairs2(root: SNode, out: list[tuple[str, str, str]]) -> None:
+    """``slt_tuples`` for the usual window of 2, unrolled (it runs once per formula indexed)."""
+    append = out.append
+    stack = [root]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node = pop()
+        lab = node.label
+        nxt = node.next
+        if nxt is not None:
+            push(nxt)
+            append((lab, nxt.label, "n"))
+            n2 = nxt.next
+            if n2 is not None:
+                append((lab, n2.label, "nn"))
+            if nxt.edges:
+                for e2, c2 in nxt.edges:
+                    append((lab, c2.label, "n" + e2))
+        if node.edges:
+            for e, child in node.edges:
+                push(child)
+                append((lab, child.label, e))
+                c2 = child.next
+                if c2 is not None:
+                    append((lab, c2.label, e + "n"))
+                if child.edges:
+                    for e2, c3 in child.edges:
+                        append((lab, c3.label, e + e2))
 
 
 def opt_tuples(opt: ONode, window: int = 2) -> list[tuple[str, str, str]]:

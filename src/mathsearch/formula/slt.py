@@ -93,7 +93,17 @@ def iter_nodes(root: SNode) -> Iterator[SNode]:
 
 def node_count(slt: SNode) -> int:
     """Number of symbols in the SLT (blank placeholders excluded), as Tangent-S counts them."""
-    return sum(1 for n in iter_nodes(slt) if n.kind != "W")
+    count = 0
+    stack = [slt]
+    while stack:
+        node = stack.pop()
+        if node.kind != "W":
+            count += 1
+        if node.next is not None:
+            stack.append(node.next)
+        if node.edges:
+            stack.extend(child for _e, child in node.edges)
+    return count
 
 
 def slt_string(slt: SNode) -> str:
