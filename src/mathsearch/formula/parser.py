@@ -265,6 +265,7 @@ class ParseState:
         color: str | None = None
         color_from = 0
         group_base: SNode | None = None
+        blank_scripts = False
         self.stop = None
         while True:
             t = self.next()
@@ -326,6 +327,7 @@ class ParseState:
                 if not atoms or empty_base:
                     atoms.append(SNode("W!", "W"))
                     empty_base = False
+                    blank_scripts = True
                 base = atoms[-1]
                 edge = "a" if c0 == "^" else "b"
                 arg = self.arg(depth + 1)
@@ -376,6 +378,8 @@ class ParseState:
             empty_base = False
             prime_base = None
         self.font = saved_font
+        if blank_scripts:
+            atoms = _prescripts(atoms)
         if color is not None:
             _paint(atoms[color_from:], color)
         if over is not None:
@@ -934,6 +938,26 @@ class ParseState:
                 self.error("macro expansion limit reached")
             return
         self.pending.extend(reversed(out))
+
+
+def _prescripts(atoms: list[SNode]) -> list[SNode]:
+    """``{}^{14}_{6}C``: scripts on a blank base just before a symbol are that symbol's
+    pre-scripts (edges ``c`` above, ``d`` below), as in Presentation MathML's mmultiscripts."""
+    out: list[SNode] = []
+    i = 0
+    n = len(atoms)
+    while i < n:
+        node = atoms[i]
+        if (node.kind == "W" and node.edges and i + 1 < n and atoms[i + 1].kind not in "WD"
+                and all(e in "ab" for e, _c in node.edges)):
+            target = atoms[i + 1]
+            for e, child in node.edges:
+                target.add("c" if e == "a" else "d", child)
+            i += 1
+            continue
+        out.append(node)
+        i += 1
+    return out
 
 
 def _paint(atoms: list[SNode], color: str) -> None:
