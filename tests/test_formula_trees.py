@@ -138,7 +138,7 @@ def test_non_commutative_operators_keep_order(a, b):
     ("x_1^2", "x^2_1"), (r"\frac12", r"\frac{1}{2}"), (r"\left( x \right)", "(x)"), (r"\dfrac{a}{b}", r"\frac{a}{b}"),
     (r"a\,b", "ab"), (r"\displaystyle x", "x"), (r"{n \choose k}", r"\binom{n}{k}"), (r"x\to y", r"x\rightarrow y"),
     (r"a_1,\ldots,a_n", "a_1,...,a_n"), (r"\mathcal{A}", r"\mathscr{A}"), (r"x^{2}", "x^2"), (r"\bf B", r"\mathbf{B}"),
-    (r"\sum\limits_{i}", r"\sum_{i}"), ("1 0", "10"), ("{1}0", "10"), (r"p \not= q", r"p \neq q"), (r"{x}", "x"), (r"\pmod{n}", r"(\bmod n)"),
+    (r"\sum\limits_{i}", r"\sum_{i}"), ("1 0", "10"), ("{1}0", "10"), (r"\mathrm{d}x", "dx"), (r"p \not= q", r"p \neq q"), (r"{x}", "x"), (r"\pmod{n}", r"(\bmod n)"),
 ])
 def test_visually_identical_formulae_share_a_key(a, b):
     assert visual_key(a) == visual_key(b)
@@ -146,7 +146,7 @@ def test_visually_identical_formulae_share_a_key(a, b):
 
 @pytest.mark.parametrize(("a", "b"), [
     ("a+b", "b+a"), (r"\mathbb{R}", "R"), (r"\epsilon", r"\varepsilon"), (r"\color{red}{x}", "x"),
-    (r"\mathrm{d}x", "dx"), ("x^2", "x_2"), (r"\frac{1}{2}", "1/2"), ("||x||", r"\|x\|"),
+    ("x^2", "x_2"), (r"\frac{1}{2}", "1/2"), ("||x||", r"\|x\|"),
 ])
 def test_visually_different_formulae_get_different_keys(a, b):
     assert visual_key(a) != visual_key(b)

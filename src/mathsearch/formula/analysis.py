@@ -42,8 +42,8 @@ def parse_latex(latex: str) -> Parsed:
 def visual_key(latex_or_slt: str | SNode | Parsed, lab: bool = True) -> str:
     """Key shared by visually identical formulae (``x_1^2`` and ``x^2_1``, ``\\frac12`` and
     ``\\frac{1}{2}``, ``\\left(`` and ``(``, ``\\dfrac`` and ``\\frac``; spacing and
-    ``\\displaystyle`` ignored; ``\\mathbb{R}``, upright ``\\mathrm{d}`` and coloured symbols kept
-    distinct from ``R``, ``d`` and plain ones).
+    ``\\displaystyle`` and upright/italic ignored as in the lab's ids; ``\\mathbb{R}`` and coloured
+    symbols kept distinct from ``R`` and plain ones).
 
     With ``lab`` (the default) the key follows the lab's visual ids where they rest on LaTeX
     rather than on what MathJax shows: MathJax-only macros (``\\lt``, ``\\gt``) are unknown

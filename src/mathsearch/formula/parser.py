@@ -400,8 +400,9 @@ class ParseState:
                     if not font:
                         return SNode("V!" + t, "V")
                     if font == UPRIGHT:
-                        # upright Latin letters differ visibly from the default italic ones
-                        return SNode(("V!rm:" if "a" <= t.lower() <= "z" else "V!") + t, "V")
+                        # upright and italic letters are one symbol for the lab ("font differences
+                        # ignored"); \mathrm only matters where it makes a word (see below)
+                        return SNode("V!" + t, "V")
                     return SNode("V!" + styled(t, font), "V")
                 if t.isdigit():
                     return SNode("N!" + t, "N")
@@ -583,9 +584,9 @@ class ParseState:
             self.font = style
             inner = self.arg(d1)
             self.font = saved
-            if style == UPRIGHT and len(inner) > 1 and all(n.label.startswith("V!rm:") for n in inner):
-                # an upright word is an operator name (\mathrm{Var}, \rm lcm)
-                atoms.append(SNode("F!" + "".join(n.label[5:] for n in inner), "F"))
+            if style == UPRIGHT and len(inner) > 1 and all(n.kind == "V" and len(n.label) == 3 for n in inner):
+                # an upright word is one operator name (\mathrm{Var}), as LaTeXML reads it
+                atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), "F"))
             else:
                 atoms.extend(inner)
         elif code == "left":

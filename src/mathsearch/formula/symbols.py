@@ -129,7 +129,7 @@ FONT_CMDS = {
     "mathup": "UPRIGHT", "textrm": "UPRIGHT", "mathit": "", "it": "", "mathnormal": "",
     "mathsfit": "SANS-SERIF ITALIC",
 }
-UPRIGHT = "UPRIGHT"  # not a Unicode style: upright Latin letters are labelled V!rm:x
+UPRIGHT = "UPRIGHT"  # not a Unicode style: marks \mathrm-like fonts (a word in it is a name)
 FONT_SWITCHES = {"bf", "rm", "it", "cal", "sf", "tt", "scr", "frak", "bold"}
 
 TEXT_CMDS = {"text", "textrm", "textit", "textsf", "texttt", "textnormal", "textup", "mbox",
