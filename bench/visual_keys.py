@@ -17,24 +17,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from mathsearch.formula import FormulaAnalyzer
+from mathsearch.formula.agreement import bcubed, f1
 from mathsearch.readers.formula_tsv import iter_formula_tsv
 
 DEFAULT_TSV = Path(__file__).resolve().parents[1].parent / "shared/data/arqmath/collection/formulas/latex_representation_v3.tsv"
-
-
-def bcubed(gold: list[str], pred: list[str]) -> tuple[float, float]:
-    """B-cubed precision and recall of clustering ``pred`` against ``gold`` (item-averaged)."""
-    pair = Counter(zip(gold, pred, strict=True))
-    g = Counter(gold)
-    p = Counter(pred)
-    n = len(gold)
-    precision = sum(c * c / p[pk] for (_gk, pk), c in pair.items()) / n
-    recall = sum(c * c / g[gk] for (gk, _pk), c in pair.items()) / n
-    return precision, recall
-
-
-def f1(p: float, r: float) -> float:
-    return 2 * p * r / (p + r) if p + r else 0.0
 
 
 def main(argv: list[str] | None = None) -> int:
