@@ -40,7 +40,6 @@ from .symbols import (
     SPACE_CHARS,
     SYMBOL_CMDS,
     TEXT_CMDS,
-    UNDER_ACCENTS,
     UPRIGHT,
     styled,
 )
@@ -124,7 +123,7 @@ def _build_table() -> dict[str, tuple]:
         t[name] = ("skiparg",)
     for name in ONE_ARG_INLINE:
         t[name] = ("inline",)
-    for name in ("frac", "dfrac", "tfrac", "cfrac", "dfrac", "sfrac", "nicefrac"):
+    for name in ("frac", "dfrac", "tfrac", "cfrac", "sfrac", "nicefrac"):
         t[name] = ("frac", "FRAC")
     for name in ("binom", "dbinom", "tbinom", "binomial"):
         t[name] = ("binom",)
@@ -152,7 +151,6 @@ _TABLE = _build_table()
 _CONTROL_SYMBOLS = {"{": ("L", "{"), "}": ("C", "}"), "|": ("X", "‖"), "%": ("S", "%"),
                     "_": ("S", "_"), "#": ("S", "#"), "&": ("S", "&"), "$": ("S", "$"),
                     "^": ("S", "^"), "~": ("S", "~")}
-_ACCENT_UNDER = {ACCENT_CMDS[n] for n in UNDER_ACCENTS}
 _ARG_MACRO_LIMIT = 9
 
 

@@ -141,22 +141,22 @@ IGNORED_CMDS = {
     "negmedspace", "negthickspace", "space", "hfil", "hfill", "hss", "large", "Large", "LARGE", "huge",
     "Huge", "small", "tiny", "normalsize", "scriptsize", "footnotesize", "nonumber", "notag",
     "par", "hline", "noindent", "allowbreak", "mathstrut", "strut", "relax", "nobreak",
-    "displaylimits", "cdotp_", "newline", "linebreak", "qedhere", "protect", "unskip", "ignorespaces",
+    "displaylimits", "newline", "linebreak", "qedhere", "protect", "unskip", "ignorespaces",
     "vfill", "centering", "bigskip", "medskip", "smallskip", "break", "nopagebreak", "leavevmode",
-    "hphantom_", "rlap_", "limits_", "global", "long", "bigl_", "displaybreak", "nulldelimiterspace",
-    "left.", "vcenter", "mathchoice_", "mathord_", "dfrac_",
+    "global", "long", "displaybreak", "nulldelimiterspace",
+    "vcenter",
 }
 SPACE_CHARS = {",", ":", ";", "!", ">", " ", "\t", "\n", "/", "-", "@", "\r"}
 SIZE_CMDS = {"big", "Big", "bigg", "Bigg", "bigl", "Bigl", "biggl", "Biggl", "bigr", "Bigr",
              "biggr", "Biggr", "bigm", "Bigm", "biggm", "Biggm"}
 SKIP_ONE_ARG = {"label", "tag", "require", "ref", "eqref", "hspace", "vspace", "phantom",
-                "vphantom", "hphantom", "pagecolor", "hspace*", "vspace*", "tag*", "rule_",
-                "mathchoice_", "setlength_", "class", "cssId", "style", "href", "htmlClass",
+                "vphantom", "hphantom", "pagecolor", "hspace*", "vspace*", "tag*",
+                "class", "cssId", "style", "href", "htmlClass",
                 "htmlStyle", "htmlId"}
 ONE_ARG_INLINE = {"boxed", "cancel", "bcancel", "xcancel", "smash", "mathord", "mathopen",
                   "mathclose", "mathpunct", "mathinner", "rlap", "llap", "clap", "mathclap",
-                  "mathllap", "mathrlap", "hbox_", "ensuremath", "displaystyle_", "cancelto_",
-                  "underset_", "unicode_", "toggle_", "textcolor_", "operatorname_"}
+                  "mathllap", "mathrlap", "ensuremath",
+                  }
 
 CHAR_ROLE: dict[str, str] = {}
 for _c in "=<>≤≥≠≡≈∼≃≅∝∈∉∋⊂⊆⊊⊃⊇⊋→←↔⇒⇐⇔⟹⟸⟺⟶⟵⟷↦⟼↪↠↑↓∣∤∥⊥≪≫≺⪯≻⪰⊢⊣⊨⊩≍≐≜⩽⩾≦≧≮≯≰≱≁≲≳⊴⊵⊲⊳≔∷⊈⊉⊏⊑⇝⇉⇌↾":
