@@ -97,7 +97,7 @@ def _ops() -> dict[str, tuple[str, bool, int]]:
     put("←⟵", "from", False, P_REL)
     put("↔⟷", "leftrightarrow", True, P_REL)
     put("↦⟼", "mapsto", False, P_REL)
-    put("∣", "divides", False, P_REL)
+    put("∣", "divides", False, P_COLON)  # also the "such that" bar of set-builder notation
     put("∤", "ndivides", False, P_REL)
     put("∥", "parallel", True, P_REL)
     put("⊥", "perp", True, P_REL)
@@ -322,7 +322,7 @@ def _match_fences(items: list[tuple]) -> list[tuple]:
                 stack.append([])
             else:
                 name = "divides" if ch == "|" else "parallel"
-                stack[-1].append(("op", (name, name == "parallel", P_REL), it[2]))
+                stack[-1].append(("op", (name, name == "parallel", P_COLON if ch == "|" else P_REL), it[2]))
         else:
             stack[-1].append(it)
     while opens:
@@ -330,7 +330,7 @@ def _match_fences(items: list[tuple]) -> list[tuple]:
         inner = stack.pop()
         if o[0] == "X":
             name = "divides" if o[1] == "|" else "parallel"
-            stack[-1].append(("op", (name, name == "parallel", P_REL), o[2]))
+            stack[-1].append(("op", (name, name == "parallel", P_COLON if o[1] == "|" else P_REL), o[2]))
             stack[-1].extend(inner)
         else:
             stack[-1].append(("G", o[1], None, inner, None))
