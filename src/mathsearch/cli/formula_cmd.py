@@ -65,7 +65,13 @@ def register(app: typer.Typer) -> None:
         tsv: Path = typer.Option(None, "--tsv", help="A formula TSV (ARQMath latex_representation file)."),
         jsonl: bool = typer.Option(False, "--jsonl", help="With --tsv: one JSON object per formula."),
     ) -> None:
-        """Parse LaTeX into SLT and OPT and print every representation (or a whole TSV as JSON lines)."""
+        """Parse LaTeX into SLT and OPT and print every representation.
+
+        With --tsv, read an ARQMath formula TSV and print one line per formula: tab-separated
+        id, visual key, recovered (0/1) and prefix notation, or with --jsonl one JSON object
+        {"id", "visual_key", "recovered", "slt", "opt", "prefix"}.  Broken lines are reported
+        on stderr and counted; the exit status is then 1.
+        """
         if tsv is not None:
             if latex is not None:
                 raise InputError("give either a LaTeX formula or --tsv FILE, not both.")
