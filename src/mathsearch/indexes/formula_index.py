@@ -23,7 +23,8 @@ the post is an answer, for Task 1) and ``retrievable.npy`` (bool per visual form
 instance is in a question or answer post, i.e. a possible Task 2 hit).
 
 Token families: ``s`` SLT tuples, ``o`` OPT tuples (commutative operands unordered), ``u`` SLT
-tuples with variable names unified (alpha-equivalent formulae share them).
+tuples with variable names unified (alpha-equivalent formulae share them), ``p`` Approach0-style
+leaf-to-root paths of the OPT (longer context than a pair).
 """
 
 from __future__ import annotations
@@ -37,20 +38,20 @@ import shutil
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ..formula import FormulaAnalyzer
+from ..formula import Analysis, FormulaAnalyzer, leaf_paths
 from ..store import Store
 
 FORMULA_DIR = "formula"
 MANIFEST = "manifest.json"
-VERSION = 1
-FAMILIES = ("s", "o", "u")
+VERSION = 2
+FAMILIES = ("s", "o", "u", "p")
 KINDS = ("title", "question", "answer", "comment")
 RETRIEVABLE = (0, 1, 2)  # kinds that may be Task 2 hits (never comments)
 SLT_WINDOW = 2
@@ -77,12 +78,14 @@ class TokenHasher:
         return h
 
 
-def family_tokens(slt_tokens: Sequence[str], opt_tokens: Sequence[str]) -> dict[str, Counter]:
-    """The token bags of each family from an analysis' SLT and OPT tuple tokens."""
+def family_tokens(analysis: Analysis) -> dict[str, Counter]:
+    """The token bags of each family of one analysed formula."""
+    slt_tokens = analysis.slt_tokens
     return {
         "s": Counter(slt_tokens),
-        "o": Counter(opt_tokens),
+        "o": Counter(analysis.opt_tokens),
         "u": Counter(_VAR.sub("V!", t) for t in slt_tokens),
+        "p": Counter(leaf_paths(analysis.parsed.opt)),
     }
 
 
@@ -106,7 +109,7 @@ def _vkey_int(key: str) -> int:
 def query_tokens(analyzer: FormulaAnalyzer, latex: str, hasher: TokenHasher) -> QueryTokens:
     a = analyzer.analyze(latex)
     hashes, tfs = {}, {}
-    for fam, bag in family_tokens(a.slt_tokens, a.opt_tokens).items():
+    for fam, bag in family_tokens(a).items():
         hashes[fam] = np.fromiter((hasher(fam + t) for t in bag), dtype=np.uint64, count=len(bag))
         tfs[fam] = np.fromiter(bag.values(), dtype=np.float64, count=len(bag))
     return QueryTokens(hashes, tfs, _vkey_int(a.visual_key), a.n_nodes)
@@ -120,7 +123,8 @@ def _analyze_chunk(latexes: list[str]) -> tuple:
     """Per formula: SLT size, visual key, and per family (lengths, token hashes, tfs) arrays."""
     analyzer = _W.get("analyzer")
     if analyzer is None:
-        analyzer = _W["analyzer"] = FormulaAnalyzer(slt_window=SLT_WINDOW, opt_window=OPT_WINDOW, cache_size=4096)
+        analyzer = _W["analyzer"] = FormulaAnalyzer(slt_window=SLT_WINDOW, opt_window=OPT_WINDOW, cache_size=1024,
+                                                    keep_trees=True)
         _W["hasher"] = TokenHasher()
     hasher: TokenHasher = _W["hasher"]  # type: ignore[assignment]
     n = len(latexes)
@@ -133,7 +137,7 @@ def _analyze_chunk(latexes: list[str]) -> tuple:
         a = analyzer.analyze(latex)  # type: ignore[attr-defined]
         n_nodes[i] = a.n_nodes
         vkeys[i] = _vkey_int(a.visual_key)
-        for fam, bag in family_tokens(a.slt_tokens, a.opt_tokens).items():
+        for fam, bag in family_tokens(a).items():
             lens[fam][i] = len(bag)
             hs[fam].extend(hasher(fam + t) for t in bag)
             tf[fam].extend(min(c, 65535) for c in bag.values())
@@ -326,13 +330,14 @@ class Scoring:
     slt: float = 0.5
     opt: float = 0.5
     unified: float = 0.0
+    paths: float = 0.0
     idf: bool = False
     exact: float = 0.0
     size_power: float = 0.0
 
     @property
-    def weights(self) -> tuple[float, float, float]:
-        return (self.slt, self.opt, self.unified)
+    def weights(self) -> tuple[float, float, float, float]:
+        return (self.slt, self.opt, self.unified, self.paths)
 
 
 class FormulaIndex:
@@ -369,7 +374,8 @@ class FormulaIndex:
         self.inst_answer = load("inst_answer")
         self.retrievable = np.asarray(load("retrievable"))
         self.n = len(self.n_nodes)
-        self.analyzer = FormulaAnalyzer(slt_window=meta["slt_window"], opt_window=meta["opt_window"], cache_size=4096)
+        self.analyzer = FormulaAnalyzer(slt_window=meta["slt_window"], opt_window=meta["opt_window"], cache_size=4096,
+                                       keep_trees=True)
         self.hasher = TokenHasher()
 
     @classmethod
