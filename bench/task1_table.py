@@ -25,7 +25,7 @@ from mathsearch.systems import SearchContext, make_system, run_rankings, system_
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 YEARS = ("2020", "2021")
-DEFAULT = "bm25-answer,bm25-thread,tfidf-latex,tfidf-words,linked-posts,ours"
+DEFAULT = "bm25-answer,bm25-thread,tfidf-latex,tfidf-words,tangent-s,tfidf-tangent-s,linked-posts,ours"
 
 
 def evaluate(index: Path, systems: list[str], years=YEARS) -> dict:

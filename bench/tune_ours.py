@@ -1,0 +1,125 @@
+"""Tune the weights of ``ours`` by coordinate ascent, and validate across years.
+
+    python bench/tune_ours.py --index INDEX_DIR --tune 2020,2021 [--test 2021] [--rounds 2]
+
+Starts from the packaged ``ours.toml`` (or ``--config``), tries each weight (signal weights and
+field weights) at a few multiples, keeps a change when the mean of nDCG' and nDCG@10 over the
+``--tune`` years improves, and prints the scores of the result on the ``--tune`` and ``--test``
+years.  Cross-year validation: ``--tune 2020 --test 2021`` and the reverse.  Only 2020 and 2021
+topics are allowed here; 2022 (the held-out year) never is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+from pathlib import Path
+
+from mathsearch.evaluation.measures import RANKED_MEASURES
+from mathsearch.evaluation.subcollection import restrict_qrels
+from mathsearch.evaluation.trec import TrecScorer, cut_depth
+from mathsearch.readers.qrels import qrels_to_dict, read_qrels
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import SearchContext, SearchQuery
+from mathsearch.systems.ours import combine, load_config
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
+ALLOWED = ("2020", "2021")
+
+
+class Bench:
+    def __init__(self, index: Path, years: list[str]):
+        self.ctx = SearchContext(index)
+        present = self.ctx.store.answer_ids()
+        self.years = {}
+        for year in years:
+            topics = read_topics(DATA / "topics" / f"task1-{year}.xml")
+            qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
+            queries = [SearchQuery.from_topic(t) for t in topics if t.topic_id in qrels]
+            self.years[year] = (queries, TrecScorer(qrels, RANKED_MEASURES))
+
+    def scores(self, config: dict, years: list[str]) -> dict[str, dict[str, float]]:
+        out = {}
+        for year in years:
+            queries, scorer = self.years[year]
+            run = {q.query_id: {str(a): s for a, s in combine(self.ctx, q, config).items()} for q in queries}
+            per_topic = scorer.score(cut_depth(run))
+            out[year] = {m: sum(v.values()) / len(v) for m, v in per_topic.items()}
+        return out
+
+
+def objective(scores: dict[str, dict[str, float]]) -> float:
+    return sum(s["nDCG'"] + s["nDCG@10"] for s in scores.values()) / (2 * len(scores))
+
+
+def weight_paths(config: dict) -> list[tuple[str, ...]]:
+    paths = []
+    for name, sec in config.get("signals", {}).items():
+        paths.append(("signals", name, "weight"))
+        paths.extend(("signals", name, "fields", f) for f in sec.get("fields", {}))
+    return paths
+
+
+def get(config: dict, path: tuple[str, ...]) -> float:
+    for key in path:
+        config = config[key]
+    return float(config)  # type: ignore[arg-type]
+
+
+def put(config: dict, path: tuple[str, ...], value: float) -> dict:
+    out = copy.deepcopy(config)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return out
+
+
+def describe(scores: dict[str, dict[str, float]]) -> str:
+    return "  ".join(f"{y}: nDCG' {s[chr(110) + 'DCG' + chr(39)]:.3f} nDCG@10 {s['nDCG@10']:.3f}" for y, s in scores.items())
+
+
+def tune(bench: Bench, config: dict, years: list[str], rounds: int) -> dict:
+    best = objective(bench.scores(config, years))
+    for _ in range(rounds):
+        improved = False
+        for path in weight_paths(config):
+            current = get(config, path)
+            for value in ([0.25, 0.5, 1.0, 2.0] if current == 0 else [0.0, current / 2, current * 2]):
+                trial = put(config, path, value)
+                score = objective(bench.scores(trial, years))
+                if score > best + 1e-4:
+                    best, config, improved = score, trial, True
+                    print(f"  {'.'.join(path)} = {value}: {score:.4f}", file=sys.stderr, flush=True)
+                    current = value
+        if not improved:
+            break
+    return config
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--tune", default="2020,2021")
+    ap.add_argument("--test", default="")
+    ap.add_argument("--config", default="")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args(argv)
+    tune_years = [y for y in args.tune.split(",") if y]
+    test_years = [y for y in args.test.split(",") if y]
+    if any(y not in ALLOWED for y in tune_years + test_years):
+        sys.exit(f"only {', '.join(ALLOWED)} may be used for tuning or validation")
+    bench = Bench(args.index, sorted(set(tune_years + test_years)))
+    start = load_config(args.config)
+    every = sorted(set(tune_years + test_years))
+    print(f"start:      {describe(bench.scores(start, every))}")
+    tuned = tune(bench, start, tune_years, args.rounds)
+    print(f"tuned on {','.join(tune_years)}: {describe(bench.scores(tuned, every))}")
+    print(json.dumps(tuned.get("signals", {}), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
