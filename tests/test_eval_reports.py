@@ -66,10 +66,13 @@ def test_categories_file_and_means(tmp_path):
 
 
 def test_restrict_qrels():
-    qrels = {"q1": {"a": 2, "b": 0}, "q2": {"c": 1, "d": 0}, "q3": {"e": 0}}
-    r = restrict_qrels(qrels, {"a", "b", "d", "e"})
+    qrels = {"q1": {"a": 2, "b": 0}, "q2": {"c": 1, "d": 0}, "q3": {"e": 0}, "q4": {"f": 1, "g": 3}}
+    r = restrict_qrels(qrels, {"a", "b", "d", "e", "f"})
+    # q4 keeps only a low-relevance answer: not relevant under H+M, so it is dropped too
     assert r.qrels == {"q1": {"a": 2, "b": 0}}
-    assert r.topics_dropped == ["q2", "q3"] and r.judgements_removed == 1 and r.judgements_kept == 4
+    assert r.topics_dropped == ["q2", "q3", "q4"] and r.judgements_removed == 2 and r.judgements_kept == 5
+    lenient = restrict_qrels(qrels, {"a", "b", "d", "e", "f"}, min_relevance=1)
+    assert set(lenient.qrels) == {"q1", "q4"}
 
 
 def test_collection_only_on_sample_posts():

@@ -21,9 +21,15 @@ class Restriction:
     topics_dropped: list[str] = field(default_factory=list)
 
 
-def restrict_qrels(qrels: Qrels, present: Container[str], min_relevance: int = 1) -> Restriction:
+def restrict_qrels(qrels: Qrels, present: Container[str], min_relevance: int = 2) -> Restriction:
     """Keep judgements of documents in ``present``; drop topics left without a document of
-    relevance >= ``min_relevance`` (1: any relevant document)."""
+    relevance >= ``min_relevance``.
+
+    The default 2 is the lab's notion of a relevant document (H+M binarization: the lab itself
+    removed topics without enough H+M answers).  It also reproduces the protocol floors quoted
+    for the sample: a random order of all sample answers scores nDCG' 0.673 (2020) and 0.576
+    (2021) over 20 shuffles, against the quoted 0.679 and 0.571 (with 1: 0.660 and 0.562).
+    """
     out = Restriction({})
     for topic, docs in qrels.items():
         kept = {d: r for d, r in docs.items() if d in present}
