@@ -19,7 +19,9 @@ What stays realistic:
 * each formula instance either repeats its sample LaTeX verbatim (short formulae mostly do)
   or is a variant: one or two variables renamed (x->t, \\alpha->\\beta) or numbers changed.
   Variants are numbered per base formula and drawn Zipf-like, so common variants repeat
-  across the collection as real formulae do.  The visual id is the sample's id for a LaTeX
+  across the collection as real formulae do; a share of them are fresh (random number), so
+  distinct formulae keep growing with size (distinct visual ids / instances: 0.49 in the
+  sample, ~0.45 at 100k answers, lower at full size).  The visual id is the sample's id for a LaTeX
   string of the sample, else a 48-bit hash of the LaTeX: identical LaTeX => same visual id,
   with no table of all formulae in memory.
 
@@ -62,7 +64,8 @@ FORMULAE_PER_ANSWER = 20.0  # ARQMath: ~28M formula instances for ~1.4M answers
 OWN_ANSWER_SHARE = 0.7  # answers that reuse an answer template of their question's template
 TEXT_VARIANTS = 4  # variant 0 is the sample text, the others have some words replaced
 WORD_REPLACE_P = 0.05
-VARIANT_ZIPF_A = 1.15  # variant number k of a perturbed formula ~ Zipf(a)
+VARIANT_ZIPF_A = 1.15  # variant number k of a perturbed formula ~ Zipf(a) ...
+FRESH_VARIANT_P = 0.4  # ... or, this often, a random 62-bit k (most likely a new formula)
 CACHE_VARIANTS = 8  # variants 1..8 of every base formula are kept once computed
 VID_BASE = 1_000_000_000  # hashed visual ids live above the sample's (< 1e8)
 CHUNK_QUESTIONS = 2000
@@ -255,7 +258,7 @@ def variant_latex(base: BaseFormula, h: int) -> tuple[str, dict[str, tuple[str, 
         return base.latex, {}
     new = [tok for _, tok in groups]
     suffix = [""] * len(groups)
-    changes = 1 + ((h >> 60) & 1) if len(groups) > 1 else 1
+    changes = min(len(groups), 1 + (h >> 60) % 3)
     mapping: dict[str, tuple[str, str]] = {}
     for c in range(changes):
         g = (h >> (20 * c)) % len(groups)
@@ -660,10 +663,13 @@ class _ChunkWriter:
             self._refill()
         u = self._u.pop()
         k = self._k.pop()
-        self._r.pop()
+        r = self._r.pop()
         base = self.tpl.bases[b]
-        if u < base.keep_p:
+        keep = base.keep_p
+        if u < keep:
             return self.tpl.base_forms[b]
+        if u - keep < FRESH_VARIANT_P * (1 - keep):
+            k = r | (1 << 62)  # a fresh variant: keeps distinct formulae growing with the collection
         key = b * 64 + k
         if k <= CACHE_VARIANTS:
             hit = _VARIANT_CACHE.get(key)
