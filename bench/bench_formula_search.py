@@ -8,7 +8,8 @@ memory is its own:
 
 * build: ``build_formula_index`` into INDEX_DIR (wall and CPU seconds, peak RSS of the process
   and of its analysis workers, index bytes, counts);
-* query: the 2021 Task 2 topics through ``formula`` and the Tangent-S baseline ``tangent-s-formula``
+* query: the 2021 Task 2 topics through ``formula`` (also without its thread text boost, which needs
+  the text index) and the Tangent-S baseline ``tangent-s-formula``
   (the peer, measured in the same run), median and p95 milliseconds per topic, wall and CPU
   (the machine is shared: CPU time is the steadier figure), and the process's peak RSS.
 """
@@ -25,11 +26,23 @@ import time
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
-SYSTEMS = ("formula", "tangent-s-formula")
+SYSTEMS = ("formula", "formula:config=NOTEXT", "tangent-s-formula")
 
 
 def _rss_mb(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
+
+
+def _no_text_config() -> Path:
+    """The packaged formula.toml with the thread text boost off (formula structure alone)."""
+    import tempfile
+
+    from mathsearch.systems.formula import DEFAULT_CONFIG
+
+    text = (Path(__file__).resolve().parents[1] / "src" / "mathsearch" / "systems" / DEFAULT_CONFIG).read_text()
+    path = Path(tempfile.gettempdir()) / "formula-no-text.toml"
+    path.write_text(text.replace("[text]\nweight = ", "[text]\nweight = 0.0 # ", 1))
+    return path
 
 
 def phase_build(index: Path) -> dict:
@@ -59,7 +72,7 @@ def phase_query(index: Path, topics_path: Path, repeat: int) -> dict:
     formula_index(ctx)  # open the memory-mapped arrays once
     out["open_s"] = time.perf_counter() - started
     for name in SYSTEMS:
-        system = make_system(name)
+        system = make_system(name.replace("NOTEXT", str(_no_text_config())))
         system.search(ctx, SearchQuery.from_topic(topics[0]))  # warm the page cache and imports
         walls, cpus, hits = [], [], []
         for _ in range(repeat):
@@ -107,16 +120,17 @@ def main(argv: list[str] | None = None) -> int:
 
         build_index(args.collection, args.index, store_only=True)
     common = ["--index", str(args.index)]
-    build = None if args.no_build else _run(["build", *common])
-    query = _run(["query", *common, "--topics", str(args.topics), "--repeat", str(args.repeat)])
-    print(f"formula index of {args.index}")
-    if build:
+    print(f"formula index of {args.index}", flush=True)
+    if not args.no_build:
+        build = _run(["build", *common])
         print("| instances | visual formulae | tokens | postings | build wall s | build CPU s | index MiB "
               "| peak MiB (main / workers) |")
         print("|---|---|---|---|---|---|---|---|")
         print(f"| {build['formula_instances']:,} | {build['formula_visual']:,} | {build['formula_tokens']:,} "
               f"| {build['formula_postings']:,} | {build['wall_s']:.1f} | {build['cpu_s']:.1f} "
-              f"| {build['formula_bytes'] / 2**20:.0f} | {build['peak_mb']:.0f} / {build['workers_peak_mb']:.0f} |")
+              f"| {build['formula_bytes'] / 2**20:.0f} | {build['peak_mb']:.0f} / {build['workers_peak_mb']:.0f} |",
+              flush=True)
+    query = _run(["query", *common, "--topics", str(args.topics), "--repeat", str(args.repeat)])
     print(f"\nTask 2 queries ({args.topics.name}, x{args.repeat}); index opened in {query['open_s'] * 1000:.0f} ms; "
           f"query process peak {query['peak_mb']:.0f} MiB")
     print("| system | median ms | p95 ms | median CPU ms | p95 CPU ms | ratio to tangent-s-formula (median CPU) | hits |")
