@@ -37,9 +37,10 @@ import re
 import shutil
 import tempfile
 import time
+from array import array
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -150,18 +151,20 @@ def _analyze_chunk(latexes: list[str]) -> tuple:
 # -- build --------------------------------------------------------------------------------------
 @dataclass(slots=True)
 class _Instances:
-    group: list[int]
-    formula: list[int]
-    post: list[int]
-    thread: list[int]
-    kind: list[int]
+    """Columns of every instance (typed arrays: 28M Python ints in lists would take gigabytes)."""
+
+    group: array = field(default_factory=lambda: array("q"))
+    formula: array = field(default_factory=lambda: array("q"))
+    post: array = field(default_factory=lambda: array("q"))
+    thread: array = field(default_factory=lambda: array("q"))
+    kind: array = field(default_factory=lambda: array("b"))
 
 
 def _collect(store: Store, progress: Progress | None) -> tuple[list[str], _Instances, int]:
     """Every formula instance grouped by visual formula; the LaTeX of each group's first instance."""
     groups: dict[str, int] = {}
     latex_of: list[str] = []
-    inst = _Instances([], [], [], [], [])
+    inst = _Instances()
     kind_code = {k: i for i, k in enumerate(KINDS)}
     analyzer = FormulaAnalyzer(cache_size=10_000)
     total = int(store.counts().get("formulas", 0) or 0)
@@ -257,20 +260,20 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
     len_idf = np.bincount(flat, weights=tf_all * idf[tok_id], minlength=n_fam * n_groups).reshape(n_fam, n_groups)
     del flat, doc_all, tf_all, fam_all, tok_id
 
-    group = np.asarray(inst.group, dtype=np.int64)
+    group = np.frombuffer(inst.group, dtype=np.int64)
     inst_order = np.argsort(group, kind="stable")
     inst_ptr = np.zeros(n_groups + 1, dtype=np.int64)
     np.cumsum(np.bincount(group, minlength=n_groups), out=inst_ptr[1:])
-    inst_kind = np.asarray(inst.kind, dtype=np.int8)[inst_order]
-    inst_post = np.asarray(inst.post, dtype=np.int64)[inst_order]
+    inst_kind = np.frombuffer(inst.kind, dtype=np.int8)[inst_order]
+    inst_post = np.frombuffer(inst.post, dtype=np.int64)[inst_order]
     answers = np.fromiter((r[0] for r in store.db.execute("SELECT post_id FROM posts WHERE post_type=2")), dtype=np.int64)
     arrays = {
         "tok_hash": tok_hash, "tok_idf": idf, "post_ptr": post_ptr, "post_doc": post_doc, "post_tf": post_tf,
         "len_plain": len_plain.astype(np.float32), "len_idf": len_idf.astype(np.float32),
         "n_nodes": n_nodes, "vkey": vkey, "inst_ptr": inst_ptr,
-        "inst_formula": np.asarray(inst.formula, dtype=np.int64)[inst_order],
+        "inst_formula": np.frombuffer(inst.formula, dtype=np.int64)[inst_order],
         "inst_post": inst_post,
-        "inst_thread": np.asarray(inst.thread, dtype=np.int64)[inst_order],
+        "inst_thread": np.frombuffer(inst.thread, dtype=np.int64)[inst_order],
         "inst_kind": inst_kind,
         "inst_answer": np.isin(inst_post, answers),
         "retrievable": np.zeros(n_groups, dtype=bool),
