@@ -77,6 +77,10 @@ def tokenize(latex: str) -> list[str]:
     White space is dropped (it never matters in math mode); HTML entities are decoded.
     """
     toks = _TOKEN.findall(latex)
+    if "%" in latex:
+        # a comment runs to the end of the line; in one-line LaTeX (LaTeXML's alttext) a bare %
+        # only marks where a line was broken, so it is dropped
+        toks = [t for t in toks if t != "%"]
     if "&" in latex and ";" in latex:
         toks = [html.unescape(t) if len(t) > 2 and t[0] == "&" and t[-1] == ";" else t for t in toks]
     return toks
@@ -158,7 +162,7 @@ class ParseState:
     """Mutable state of one parse (tokens, position, macros, errors)."""
 
     __slots__ = ("toks", "pos", "n", "pending", "errors", "n_errors", "font", "macros", "budget",
-                 "unknown", "flat", "flat_left", "stop", "table", "tails")
+                 "unknown", "flat", "flat_left", "stop", "table", "tails", "envs")
 
     def __init__(self, toks: list[str], table: dict[str, tuple] | None = None):
         self.toks = toks
@@ -176,6 +180,7 @@ class ParseState:
         self.stop: str | None = None
         self.table = _TABLE if table is None else table
         self.tails: dict[int, SNode] | None = None  # last node of script lines grown by primes
+        self.envs = 0  # open matrix-like environments
 
     # -- token stream -------------------------------------------------------------------------
     def next(self) -> str | None:
@@ -282,6 +287,12 @@ class ParseState:
                 continue
             if t in stops:
                 self.stop = t
+                break
+            if self.envs and stops is _RBRACE and t in _CELL:
+                # LaTeXML writes \begin{matrix}{a&b\\c&d\end{matrix}}: a brace around the
+                # cells; the cell break ends the group, and its } is skipped when it comes
+                self.pending.append(t)
+                self.flat += 1
                 break
             c0 = t[0]
             if c0 == "\\":
@@ -813,6 +824,7 @@ class ParseState:
         rows: list[list[list[SNode]]] = []
         row: list[list[SNode]] = []
         n_cells = 0
+        self.envs += 1
         while True:
             cell = self.seq(depth + 1, stops)
             stop = self.stop
@@ -836,6 +848,7 @@ class ParseState:
             elif stop is None and not until_brace:
                 pass  # the cell's seq already reported the missing \end
             break
+        self.envs -= 1
         if len(row) > 1 or (row and row[0]) or not rows:
             rows.append(row)
         n_rows = len(rows)
