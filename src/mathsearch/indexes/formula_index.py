@@ -10,8 +10,9 @@ its instances (formula id, post, thread, kind) hang off it.  Layout under ``INDE
 ``tok_hash.npy`` (uint64, sorted), ``tok_idf.npy`` (float32)
     the vocabulary: a 64-bit hash of ``family + token`` per token id, and its idf
     ``log(1 + N / df)`` over the N visual formulae.
-``post_ptr.npy`` (int64), ``post_doc.npy`` (int32), ``post_tf.npy`` (uint16)
-    postings of each token id (CSR): visual formulae and term frequencies.
+``post_start.npy`` / ``post_end.npy`` (int64), ``post_doc.npy`` (int32), ``post_tf.npy`` (uint16)
+    postings of each token id (a block of ``post_doc``/``post_tf``): visual formulae and term
+    frequencies; blocks are written family by family, to bound the build's memory.
 ``len_plain.npy`` / ``len_idf.npy`` (float32, families x N)
     per family the number of tuples of each visual formula, and their idf-weighted sum
     (the denominators of the Dice overlaps, so a query never re-parses a candidate).
@@ -51,7 +52,7 @@ from ..store import Store
 
 FORMULA_DIR = "formula"
 MANIFEST = "manifest.json"
-VERSION = 2
+VERSION = 3
 FAMILIES = ("s", "o", "u", "p")
 KINDS = ("title", "question", "answer", "comment")
 RETRIEVABLE = (0, 1, 2)  # kinds that may be Task 2 hits (never comments)
@@ -142,9 +143,7 @@ def _analyze_chunk(latexes: list[str]) -> tuple:
             lens[fam][i] = len(bag)
             hs[fam].extend(hasher(fam + t) for t in bag)
             tf[fam].extend(min(c, 65535) for c in bag.values())
-    fams = tuple(
-        (lens[f], np.array(hs[f], dtype=np.uint64), np.array(tf[f], dtype=np.uint16)) for f in FAMILIES
-    )
+    fams = [(lens[f], np.array(hs[f], dtype=np.uint64), np.array(tf[f], dtype=np.uint16)) for f in FAMILIES]
     return n_nodes, vkeys, fams
 
 
@@ -224,41 +223,53 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
 
     n_nodes = np.concatenate([a[0] for a in analysed]) if analysed else np.zeros(0, np.int32)
     vkey = np.concatenate([a[1] for a in analysed]) if analysed else np.zeros(0, np.uint64)
-    # Entries of every family: (doc, family, hash, tf).
-    docs, fam_of, hashes, tfs = [], [], [], []
-    lens_tok = np.zeros((len(FAMILIES), n_groups), dtype=np.int32)
-    for fi in range(len(FAMILIES)):
-        lens = np.concatenate([a[2][fi][0] for a in analysed]) if analysed else np.zeros(0, np.int32)
-        lens_tok[fi] = lens
-        docs.append(np.repeat(np.arange(n_groups, dtype=np.int32), lens))
-        hashes.append(np.concatenate([a[2][fi][1] for a in analysed]) if analysed else np.zeros(0, np.uint64))
-        tfs.append(np.concatenate([a[2][fi][2] for a in analysed]) if analysed else np.zeros(0, np.uint16))
-        fam_of.append(np.full(len(docs[-1]), fi, dtype=np.int8))
-    del analysed
-    doc_all = np.concatenate(docs)
-    hash_all = np.concatenate(hashes)
-    tf_all = np.concatenate(tfs)
-    fam_all = np.concatenate(fam_of)
-    del docs, hashes, tfs, fam_of
-    if progress:
-        progress("formula postings", 0, 1)
-    tok_hash, tok_id = np.unique(hash_all, return_inverse=True)
-    del hash_all
-    tok_id = tok_id.astype(np.int32, copy=False)
-    df = np.bincount(tok_id, minlength=len(tok_hash))
-    idf = np.log1p(max(n_groups, 1) / np.maximum(df, 1)).astype(np.float32)
-    order = np.argsort(tok_id, kind="stable")
-    post_doc = doc_all[order]
-    post_tf = tf_all[order]
-    post_ptr = np.zeros(len(tok_hash) + 1, dtype=np.int64)
-    np.cumsum(df, out=post_ptr[1:])
-    del order
-    # Per family and formula: number of tuples, and their idf-weighted sum.
+    # Postings family by family (token hashes never collide across families): the peak memory is
+    # that of the largest family, not of all of them together.
     n_fam = len(FAMILIES)
-    flat = fam_all.astype(np.int64) * n_groups + doc_all
-    len_plain = np.bincount(flat, weights=tf_all, minlength=n_fam * n_groups).reshape(n_fam, n_groups)
-    len_idf = np.bincount(flat, weights=tf_all * idf[tok_id], minlength=n_fam * n_groups).reshape(n_fam, n_groups)
-    del flat, doc_all, tf_all, fam_all, tok_id
+    len_plain = np.zeros((n_fam, n_groups), dtype=np.float32)
+    len_idf = np.zeros((n_fam, n_groups), dtype=np.float32)
+    vocab, idfs, starts, ends, post_docs, post_tfs = [], [], [], [], [], []
+    offset = 0
+    for fi in range(n_fam):
+        if progress:
+            progress("formula postings", fi, n_fam)
+        lens = np.concatenate([a[2][fi][0] for a in analysed]) if analysed else np.zeros(0, np.int32)
+        docs = np.repeat(np.arange(n_groups, dtype=np.int32), lens)
+        del lens
+        hashes = np.concatenate([a[2][fi][1] for a in analysed]) if analysed else np.zeros(0, np.uint64)
+        tfs = np.concatenate([a[2][fi][2] for a in analysed]) if analysed else np.zeros(0, np.uint16)
+        for a in analysed:  # this family's share of the analyses is no longer needed
+            a[2][fi] = None
+        uniq, tok = np.unique(hashes, return_inverse=True)
+        del hashes
+        tok = tok.astype(np.int32, copy=False)
+        df = np.bincount(tok, minlength=len(uniq))
+        idf = np.log1p(max(n_groups, 1) / np.maximum(df, 1)).astype(np.float32)
+        len_plain[fi] = np.bincount(docs, weights=tfs, minlength=n_groups)
+        len_idf[fi] = np.bincount(docs, weights=tfs * idf[tok], minlength=n_groups)
+        order = np.argsort(tok, kind="stable")
+        del tok
+        post_docs.append(docs[order])
+        post_tfs.append(tfs[order])
+        del order, docs, tfs
+        ptr = np.zeros(len(uniq) + 1, dtype=np.int64)
+        np.cumsum(df, out=ptr[1:])
+        vocab.append(uniq)
+        idfs.append(idf)
+        starts.append(ptr[:-1] + offset)
+        ends.append(ptr[1:] + offset)
+        offset += int(ptr[-1])
+    del analysed
+    # One vocabulary sorted by hash for the query's binary search; posting blocks stay where they are.
+    tok_hash = np.concatenate(vocab)
+    perm = np.argsort(tok_hash, kind="stable")
+    tok_hash = tok_hash[perm]
+    idf = np.concatenate(idfs)[perm]
+    post_start = np.concatenate(starts)[perm]
+    post_end = np.concatenate(ends)[perm]
+    post_doc = np.concatenate(post_docs)
+    post_tf = np.concatenate(post_tfs)
+    del vocab, idfs, starts, ends, post_docs, post_tfs, perm
 
     group = np.frombuffer(inst.group, dtype=np.int64)
     inst_order = np.argsort(group, kind="stable")
@@ -268,8 +279,9 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
     inst_post = np.frombuffer(inst.post, dtype=np.int64)[inst_order]
     answers = np.fromiter((r[0] for r in store.db.execute("SELECT post_id FROM posts WHERE post_type=2")), dtype=np.int64)
     arrays = {
-        "tok_hash": tok_hash, "tok_idf": idf, "post_ptr": post_ptr, "post_doc": post_doc, "post_tf": post_tf,
-        "len_plain": len_plain.astype(np.float32), "len_idf": len_idf.astype(np.float32),
+        "tok_hash": tok_hash, "tok_idf": idf, "post_start": post_start, "post_end": post_end,
+        "post_doc": post_doc, "post_tf": post_tf,
+        "len_plain": len_plain, "len_idf": len_idf,
         "n_nodes": n_nodes, "vkey": vkey, "inst_ptr": inst_ptr,
         "inst_formula": np.frombuffer(inst.formula, dtype=np.int64)[inst_order],
         "inst_post": inst_post,
@@ -362,7 +374,8 @@ class FormulaIndex:
 
         self.tok_hash = np.asarray(load("tok_hash"))  # small enough to hold; searched per query
         self.tok_idf = np.asarray(load("tok_idf"))
-        self.post_ptr = load("post_ptr")
+        self.post_start = np.asarray(load("post_start"))
+        self.post_end = np.asarray(load("post_end"))
         self.post_doc = load("post_doc")
         self.post_tf = load("post_tf")
         self.len_plain = np.asarray(load("len_plain"))
@@ -402,7 +415,7 @@ class FormulaIndex:
             q_len = float((qtf * idf).sum())  # every query tuple counts, found in the index or not
             docs, weights = [], []
             for p, t, wt in zip(pos[found], qtf[found], idf[found], strict=True):
-                lo, hi = int(self.post_ptr[p]), int(self.post_ptr[p + 1])
+                lo, hi = int(self.post_start[p]), int(self.post_end[p])
                 docs.append(np.asarray(self.post_doc[lo:hi]))
                 weights.append(np.minimum(np.asarray(self.post_tf[lo:hi], dtype=np.float64), t) * wt)
             if docs:
