@@ -173,7 +173,7 @@ class ParseState:
         self.n_errors = 0
         self.font = ""
         self.macros: dict[str, tuple[int, list[str] | None, list[str]]] | None = None
-        self.budget = 20 * len(toks) + 2000  # tokens macro expansion may add: keeps time linear
+        self.budget = 8 * len(toks) + 2000  # tokens macro expansion may add: keeps time linear
         self.unknown: list[str] = []
         self.flat = 0
         self.flat_left = 0
