@@ -1,6 +1,7 @@
 """Search benchmark on a generated collection: index build time and size, peak memory, query latency.
 
-    python bench/bench_search.py --answers 100000 [--work /tmp/bench_search] [--systems ours,bm25-answer]
+    python bench/bench_search.py --answers 100000 [--work /tmp/bench_search] [--systems ours:dense=False,bm25-answer]
+    python bench/bench_search.py --index INDEX_DIR --systems ours,ours:dense=False   # an index built already
 
 Steps, each in its own process so that its peak memory (max RSS) is its own:
 1. ``bench/make_collection.py --answers N`` (skipped when the collection is already there);
@@ -58,6 +59,8 @@ def _child(code: str, *args: str) -> dict:
 
 
 def _size_mib(path: Path) -> float:
+    if path.is_file():
+        return path.stat().st_size / 2**20
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
 
@@ -65,23 +68,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--answers", type=int, default=100_000)
     ap.add_argument("--work", type=Path, default=Path("/tmp/bench_search"))
-    ap.add_argument("--systems", default="ours,bm25-answer,bm25-thread")
+    ap.add_argument("--systems", default="ours:dense=False,bm25-answer,bm25-thread")
+    ap.add_argument("--index", type=Path, help="time queries on this built index instead (no generation, no build)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the index even when present")
     args = ap.parse_args(argv)
     collection = args.work / f"collection-{args.answers}"
-    index = args.work / f"index-{args.answers}"
-    if not (collection / "Posts.V1.3.xml").is_file():
+    index = args.index or args.work / f"index-{args.answers}"
+    if args.index is None and not (collection / "Posts.V1.3.xml").is_file():
         subprocess.run([sys.executable, str(BENCH / "make_collection.py"), "--answers", str(args.answers),
                         "--out", str(collection)], check=True, stdout=subprocess.DEVNULL)
     build = None
-    if args.rebuild or not (index / "text" / "manifest.json").is_file():
+    if args.index is None and (args.rebuild or not (index / "text" / "manifest.json").is_file()):
         build = _child(BUILD, str(collection), str(index))
-    sizes = {"store": _size_mib(index / "store.sqlite") if (index / "store.sqlite").exists() else 0.0,
-             "text": _size_mib(index / "text")}
-    print(f"collection: {args.answers:,} answers ({collection})")
+    sizes = {part.name: _size_mib(part) for part in sorted(index.iterdir())}
+    print(f"index: {index}" if args.index else f"collection: {args.answers:,} answers ({collection})")
     if build:
         print(f"index build: {build['seconds']:.1f} s ({build['answers'] / build['seconds']:,.0f} answers/s), "
-              f"text index step {build['indexes'].get('text_seconds', 0):.1f} s, peak RSS {build['peak_mib']:,.0f} MiB")
+              f"peak RSS {build['peak_mib']:,.0f} MiB; steps: "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in build["indexes"].items() if k.endswith("seconds")))
     print("index size: " + ", ".join(f"{k} {v:,.1f} MiB" for k, v in sizes.items()))
     print()
     print("| system | topics | median ms | p95 ms | median vs first | peak RSS MiB |")

@@ -17,6 +17,7 @@ import json
 import sys
 from pathlib import Path
 
+import mathsearch.systems  # noqa: F401  (registers every signal, the formula one too)
 from mathsearch.evaluation.measures import RANKED_MEASURES
 from mathsearch.evaluation.subcollection import restrict_qrels
 from mathsearch.evaluation.trec import TrecScorer, cut_depth

@@ -77,7 +77,7 @@ def test_analysis_tokens_match_between_spellings():
 
 def test_answer_with_the_topic_formula_beats_one_without(tiny):
     # Answers 100 and 101 share thread 1; only 100 holds a formula with \cos(x^2) and x^2 tokens.
-    for system in ("bm25-answer", "ours"):
+    for system in ("bm25-answer", "ours:dense=false"):
         order = ranking(tiny, system, "derivative of $\\cos(x^2)$")
         assert order.index("100") < order.index("101"), system
 
@@ -90,7 +90,7 @@ def test_thread_context_finds_answers_that_do_not_repeat_the_question(tiny):
 
 
 def test_tags_and_title_lift_the_right_thread(tiny):
-    order = ranking(tiny, "ours", "chain rule for composite functions", tags=["calculus"])
+    order = ranking(tiny, "ours:dense=false", "chain rule for composite functions", tags=["calculus"])
     assert order[0] == "200"
 
 
@@ -122,12 +122,14 @@ def test_system_specs_round_trip_and_bad_parameters():
 def test_run_covers_every_topic_and_cli_search_shows_formulae(tiny, tmp_path):
     topics = [Topic("A.1", "Derivative of $\\cos(x^2)$", "<p>chain rule</p>", ("calculus",)),
               Topic("A.2", "nothing in common", "<p>zzz</p>", ())]
-    runs = run_rankings(make_system("ours"), SearchContext(tiny), topics)
+    runs = run_rankings(make_system("ours:dense=false"), SearchContext(tiny), topics)
     assert set(runs) == {"A.1", "A.2"} and runs["A.1"] and runs["A.2"] == {}
     result = runner.invoke(app, ["search", "--index", str(tiny), "--json", "-k", "2",
                                  "Why are there infinitely many primes? $p_1 p_2 \\cdots p_n + 1$"])
     assert result.exit_code == 0, result.output
-    hits = json.loads(result.stdout)["hits"]
+    shown = json.loads(result.stdout)
+    assert shown["system"] == "ours:dense=False"  # the default, without dense vectors in this index
+    hits = shown["hits"]
     assert hits[0]["id"] == "300" and hits[0]["matched_formulae"] == ["p_1 p_2 \\cdots p_n + 1"]
     assert len(hits) == 2 and hits[0]["score"] >= hits[1]["score"]
 

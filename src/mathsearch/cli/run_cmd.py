@@ -12,13 +12,15 @@ from ..errors import InputError
 from ..readers.topics import read_topics
 from ..runs import suggest_run_name, write_formula_run, write_trec_run
 from ..systems import SearchContext, make_system, run_system, spec, system_class, system_names
+from ..systems.ours import default_spec
 from ._common import friendly_errors, print_json
 
 
 def run(
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="INDEX_DIR built by `mathsearch index`."),
     task: int = typer.Option(1, "--task", help="1: answers, 2: formula instances."),
-    system: str = typer.Option("ours", "--system", "-s", help="System name, optionally with parameters: name:k=v,k=v."),
+    system: str | None = typer.Option(None, "--system", "-s", help="System name, optionally with parameters: name:k=v,k=v "
+                                      "(default: ours for Task 1, with dense signals when the index has them; formula for Task 2)."),
     topics: Path = typer.Option(..., "--topics", "-t", help="Topic XML file of the task."),
     formulas: Path | None = typer.Option(None, "--formulas", help="Topic formula TSV (adds formula ids/threads)."),
     out: Path = typer.Option(..., "--out", "-o", help="Run file to write."),
@@ -29,6 +31,8 @@ def run(
     """Write a run of SYSTEM over TOPICS: every topic, up to 1,000 hits each, validated."""
     if task not in (1, 2):
         raise InputError(f"--task must be 1 or 2, not {task}")
+    if system is None:
+        system = default_spec(index_dir) if task == 1 else "formula"
     name = system.partition(":")[0]
     if system_class(name).TASK != task:
         raise InputError(f"system {name} answers task {system_class(name).TASK}; task {task} systems: "

@@ -9,11 +9,12 @@ from rich.console import Console
 
 from ..errors import InputError
 from ..systems import SearchContext, SearchQuery, make_system, spec, system_class, system_names
+from ..systems.ours import default_spec
 from ..systems.runner import top
 from ..text.analysis import formula_key, split_math
 from ._common import friendly_errors, print_json
 
-DEFAULT_SYSTEM = {1: "ours", 2: "formula"}
+DEFAULT_SYSTEM = {2: "formula"}  # Task 1: ours, with dense signals when the index has them
 
 
 def snippet(text: str, words: set[str], width: int = 200) -> str:
@@ -38,7 +39,7 @@ def search(
     """Print the top hits for QUERY: score, post, snippet and the formulae it shares with the query."""
     if task not in (1, 2):
         raise InputError(f"--task must be 1 or 2, not {task}")
-    name = system or DEFAULT_SYSTEM[task]
+    name = system or (default_spec(index_dir) if task == 1 else DEFAULT_SYSTEM[task])
     cls = system_class(name.partition(":")[0])
     if cls.TASK != task:
         raise InputError(f"system {cls.NAME} answers task {cls.TASK}; task {task} systems: {', '.join(system_names(task))}")

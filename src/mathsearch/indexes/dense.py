@@ -61,7 +61,8 @@ def embed(model, texts: list[str], progress: Progress | None = None, stage: str 
         done += len(chunk)
         if progress:
             progress(stage, done, len(texts))
-    dim = model.get_sentence_embedding_dimension()
+    dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    dim = dim_of()
     return np.vstack(out).astype(np.float16) if out else np.zeros((0, dim), np.float16)
 
 

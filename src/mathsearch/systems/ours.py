@@ -42,6 +42,16 @@ def load_config(path: str = "") -> dict[str, Any]:
         raise InputError(f"system config {path or DEFAULT_CONFIG}: {exc}") from None
 
 
+DENSE_KINDS = ("dense", "dense_questions")
+
+
+def without_dense(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with its dense signals dropped (for indexes built without ``--dense``)."""
+    out = dict(config)
+    out["signals"] = {n: s for n, s in config.get("signals", {}).items() if s.get("kind", n) not in DENSE_KINDS}
+    return out
+
+
 def combine(ctx: SearchContext, query: SearchQuery, config: Mapping[str, Any]) -> dict[int, float]:
     """All weighted signals of ``config`` fused into one ``{answer id: score}``."""
     sigs: Mapping[str, Mapping[str, Any]] = config.get("signals", {})
@@ -96,16 +106,30 @@ def combine(ctx: SearchContext, query: SearchQuery, config: Mapping[str, Any]) -
 @register
 @dataclass(frozen=True)
 class Ours:
-    """The best Task 1 system we make from these parts; every weight is in its config file."""
+    """The best Task 1 system we make from these parts; every weight is in its config file.
+
+    ``dense=False`` drops the dense signals (MiniLM similarity of answers and of questions),
+    for indexes built without ``--dense``: embedding the full collection on a CPU takes hours.
+    """
 
     NAME = "ours"
     TASK = 1
-    DESCRIPTION = "fused BM25 (answer + thread), similar questions, duplicate links, formula tokens"
+    DESCRIPTION = "fused BM25 (answer + thread), similar questions, duplicate links, math tokens, dense similarity"
     config: str = ""  # a TOML file; empty: the packaged ours.toml
+    dense: bool = True
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
         cfg = load_config(self.config)
+        if not self.dense:
+            cfg = without_dense(cfg)
         fused = combine(ctx, query, cfg)
         depth = min(limit, int(cfg.get("depth", 1000)))
         best = sorted(fused.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:depth]
         return {str(a): s for a, s in best}
+
+
+def default_spec(index_dir: str | Path) -> str:
+    """``ours`` where the index has dense vectors, else ``ours:dense=False`` (what the CLI runs by default)."""
+    from ..indexes.dense import DenseIndex
+
+    return "ours" if DenseIndex.exists(index_dir) else "ours:dense=False"

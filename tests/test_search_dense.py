@@ -1,0 +1,48 @@
+"""The optional dense index on a tiny collection (the model loads offline from its package)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_search_golden import make_dump, ranking
+from typer.testing import CliRunner
+
+from mathsearch.cli import app
+from mathsearch.errors import InputError
+from mathsearch.indexes.dense import DenseIndex
+from mathsearch.indexing import build_index
+
+
+@pytest.fixture(scope="module")
+def dense_tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dense")
+    counts = build_index(make_dump(root / "dump"), root / "index", optional=("dense",))
+    assert counts.indexes["dense_answers"] == 7 and counts.indexes["dense_questions"] == 5
+    return root / "index"
+
+
+def test_dense_similarity_finds_paraphrases(dense_tiny, tmp_path):
+    index = DenseIndex.open(dense_tiny)
+    assert index.answers.shape == (7, 384) and index.questions.shape == (5, 384)
+    vec = index.encode("Do the prime numbers go on forever?")
+    best_question = max(index.search_questions(vec, 5).items(), key=lambda kv: kv[1])[0]
+    assert best_question in (3, 5)  # both ask whether primes never end, in other words
+    config = tmp_path / "dense.toml"
+    config.write_text('[signals.d]\nkind = "dense"\nweight = 1.0\nlimit = 3\n')
+    order = ranking(dense_tiny, f"ours:config={config}", "Do the prime numbers go on forever?")
+    assert len(order) == 3 and order[0] in ("300", "301", "500")
+    shown = CliRunner().invoke(app, ["search", "--index", str(dense_tiny), "--json", "Do primes go on forever?"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["system"] == "ours"  # dense signals on when the index has vectors
+
+
+def test_dense_signal_without_dense_index_says_how_to_build_it(tmp_path):
+    root = tmp_path
+    build_index(make_dump(root / "dump"), root / "index")
+    config = root / "dense.toml"
+    config.write_text('[signals.d]\nkind = "dense"\nweight = 1.0\n')
+    with pytest.raises(InputError, match="--dense"):
+        ranking(root / "index", f"ours:config={config}", "primes")
+    assert not (root / "index" / "dense").exists()
+    assert json.loads((root / "index" / "text" / "manifest.json").read_text())["text_answers"] == 7
