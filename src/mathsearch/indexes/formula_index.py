@@ -20,8 +20,9 @@ its instances (formula id, post, thread, kind) hang off it.  Layout under ``INDE
     SLT size and our visual key (exact matches) of each visual formula.
 ``inst_ptr.npy`` (int64, CSR over visual formulae), ``inst_formula.npy``, ``inst_post.npy``,
 ``inst_thread.npy`` (int64), ``inst_kind.npy`` (int8: :data:`KINDS`), ``inst_answer.npy`` (bool:
-the post is an answer, for Task 1) and ``retrievable.npy`` (bool per visual formula: some
-instance is in a question or answer post, i.e. a possible Task 2 hit).
+the post is an answer, for Task 1), ``retrievable.npy`` (bool per visual formula: some
+instance is in a question or answer post, i.e. a possible Task 2 hit) and ``first_hit.npy``
+(int64: that first question/answer instance, -1 if none).
 
 Token families: ``s`` SLT tuples, ``o`` OPT tuples (commutative operands unordered), ``u`` SLT
 tuples with variable names unified (alpha-equivalent formulae share them), ``p`` Approach0-style
@@ -52,7 +53,7 @@ from ..store import Store
 
 FORMULA_DIR = "formula"
 MANIFEST = "manifest.json"
-VERSION = 3
+VERSION = 4
 FAMILIES = ("s", "o", "u", "p")
 KINDS = ("title", "question", "answer", "comment")
 RETRIEVABLE = (0, 1, 2)  # kinds that may be Task 2 hits (never comments)
@@ -291,7 +292,13 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
         "retrievable": np.zeros(n_groups, dtype=bool),
     }
     good = np.isin(inst_kind, RETRIEVABLE)
-    arrays["retrievable"][group[inst_order][good]] = True
+    owners = group[inst_order][good]
+    arrays["retrievable"][owners] = True
+    # The first question/answer instance of each visual formula: its Task 2 hit without text boost.
+    first_hit = np.full(n_groups, -1, dtype=np.int64)
+    owner_ids, first_pos = np.unique(owners, return_index=True)
+    first_hit[owner_ids] = arrays["inst_formula"][np.flatnonzero(good)[first_pos]]
+    arrays["first_hit"] = first_hit
     counts = {
         "formula_instances": int(len(group)),
         "formula_visual": int(n_groups),
@@ -382,7 +389,8 @@ class FormulaIndex:
         self.len_idf = np.asarray(load("len_idf"))
         self.n_nodes = np.asarray(load("n_nodes"))
         self.vkey = np.asarray(load("vkey"))
-        self.inst_ptr = load("inst_ptr")
+        self.inst_ptr = np.asarray(load("inst_ptr"))
+        self.first_hit = np.asarray(load("first_hit"))
         self.inst_formula = load("inst_formula")
         self.inst_post = load("inst_post")
         self.inst_thread = load("inst_thread")

@@ -86,23 +86,17 @@ def formula_instances(ctx: SearchContext, query: SearchQuery, latex: str, scorin
     ix = formula_index(ctx)
     docs, scores = ix.top(ix.query(latex), scoring, max(depth, limit), retrievable_only=True)
     weight = float(text.get("weight", 0.0)) if text else 0.0
-    threads, boosts = _thread_boosts(ctx, query, text) if weight > 0 and (query.title or query.question) else (None, None)
-    out: list[tuple[float, int]] = []
-    for d, s in zip(docs.tolist(), scores.tolist(), strict=True):
-        sl = ix.instances(d)
-        ok = np.flatnonzero(np.asarray(ix.inst_kind[sl]) != 3)
-        if not len(ok):
-            continue
-        pick, bonus = int(ok[0]), 0.0
-        if threads is not None and len(threads):
-            th = np.asarray(ix.inst_thread[sl])[ok]
-            pos = np.minimum(np.searchsorted(threads, th), len(threads) - 1)
-            val = np.where(threads[pos] == th, boosts[pos], 0.0)
-            best = int(np.argmax(val))
-            pick, bonus = int(ok[best]), float(val[best]) * weight
-        out.append((s + bonus, int(ix.inst_formula[sl.start + pick])))
-    out.sort(reverse=True)
-    ranking = {str(fid): round(score, 6) for score, fid in out[:limit]}
+    picks = ix.first_hit[docs]  # the first question/answer instance of each visual formula
+    final = scores.copy()
+    if weight > 0 and (query.title or query.question):
+        threads, boosts = _thread_boosts(ctx, query, text)
+        if len(threads):
+            pick_b, bonus = _boosted_instances(ix, docs, threads, boosts)
+            better = bonus > 0
+            picks = np.where(better, pick_b, picks)
+            final = final + weight * bonus
+    out = sorted(zip(final.tolist(), picks.tolist(), strict=True), reverse=True)
+    ranking = {str(fid): round(score, 6) for score, fid in out[:limit] if fid >= 0}
     if len(ranking) < limit:
         # Further instances of the same formulae fill the free slots (they add nothing to Task 2
         # scores, but let callers that map formulae to posts see every occurrence).
@@ -115,6 +109,27 @@ def formula_instances(ctx: SearchContext, query: SearchQuery, latex: str, scorin
                     if len(ranking) >= limit:
                         return ranking
     return ranking
+
+
+def _boosted_instances(ix: FormulaIndex, docs: np.ndarray, threads: np.ndarray, boosts: np.ndarray,
+                       cap: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Per visual formula, its question/answer instance in the best-boosted thread (among its
+    first ``cap`` instances) and that boost; boost 0 where none of them is in a boosted thread."""
+    lo = ix.inst_ptr[docs]
+    lens = np.minimum(ix.inst_ptr[docs + 1] - lo, cap)
+    seg = np.repeat(np.arange(len(docs)), lens)
+    starts = np.cumsum(lens) - lens
+    idx = np.repeat(lo, lens) + (np.arange(int(lens.sum())) - np.repeat(starts, lens))
+    th = np.asarray(ix.inst_thread[idx])
+    pos = np.minimum(np.searchsorted(threads, th), len(threads) - 1)
+    val = np.where((threads[pos] == th) & (np.asarray(ix.inst_kind[idx]) != 3), boosts[pos], 0.0)
+    order = np.lexsort((-val, seg))
+    first = order[np.flatnonzero(np.r_[True, seg[order][1:] != seg[order][:-1]])] if len(order) else order
+    pick = np.full(len(docs), -1, dtype=np.int64)
+    bonus = np.zeros(len(docs))
+    pick[seg[first]] = np.asarray(ix.inst_formula[idx[first]])
+    bonus[seg[first]] = val[first]
+    return pick, bonus
 
 
 def answer_scores(ctx: SearchContext, latexes: Sequence[str], scoring: Scoring | None = None,
