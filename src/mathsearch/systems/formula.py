@@ -1,14 +1,15 @@
 """Formula systems over the formula index: Task 2 ``formula`` and the lab's Tangent-S baseline.
 
-* ``formula`` (Task 2): candidates from the tuple postings, scored by idf-weighted Dice overlap of
-  SLT, OPT and variable-unified SLT tuples, an exact visual match on top, then a mild boost from
-  the BM25 similarity of each instance's thread to the topic's question; one instance per visual
-  id (the best), question and answer posts only.  Every weight is in ``formula.toml``.
-* ``tangent-s`` (Task 1; ``tfidf-tangent-s`` fuses it with ``tfidf-words``) and ``tangent-s-formula``
-  (Task 2): the lab's baseline as the issue
-  describes it: SLT and OPT tuple overlap combined with equal weights, no idf, no text.  For
-  Task 1 the query is the topic's formula with most SLT nodes (from the title if it has one,
-  else the body), and answers are ranked by their best-matching formula.
+* ``formula`` (Task 2): candidates from the tuple postings, scored by (idf-weighted) Dice overlap
+  of SLT tuples, OPT tuples, variable-unified SLT tuples and OPT leaf-root paths, then a mild
+  boost from the BM25 similarity of an instance's thread to the topic's question (the boosted
+  instance represents its visual formula); one instance per visual id first, question and
+  answer posts only, further instances filling free slots.  Every weight is in ``formula.toml``.
+* ``tangent-s`` (Task 1; ``tfidf-tangent-s`` fuses it with ``tfidf-words``) and
+  ``tangent-s-formula`` (Task 2): the lab's baseline as the issue describes it: SLT and OPT
+  tuple Dice with equal weights, no idf, no text.  For Task 1 the query is the topic's formula
+  with most SLT nodes (from the title if it has one, else the body), and answers are ranked by
+  their best-matching formula.
 
 For Task 1 systems (``ours``, fusion with ``tfidf-tangent-s``):
 :func:`answer_scores` ``(ctx, latexes, scoring=None, depth=...) -> {answer id: score}`` scores
