@@ -39,6 +39,7 @@ from .ours import EXTRA_SIGNALS
 from .signals import clauses_from
 
 DEFAULT_CONFIG = "formula.toml"
+MAX_INSTANCES = 500_000  # instances expanded per query formula (Task 1)
 TANGENT_S = Scoring(slt=0.5, opt=0.5, unified=0.0, idf=False, exact=0.0, size_power=0.0)
 
 
@@ -142,15 +143,20 @@ def answer_scores(ctx: SearchContext, latexes: Sequence[str], scoring: Scoring |
     total: dict[int, float] = {}
     for latex in latexes:
         docs, scores = ix.top(ix.query(latex), scoring, depth)
-        best: dict[int, float] = {}
-        for d, s in zip(docs.tolist(), scores.tolist(), strict=True):
-            sl = ix.instances(d)
-            posts = np.asarray(ix.inst_post[sl])[np.asarray(ix.inst_answer[sl])]
-            for p in posts.tolist():
-                if p not in best:  # docs come best first: the first score is the answer's best
-                    best[p] = s
-            if len(best) >= limit:
-                break
+        lo = ix.inst_ptr[docs]
+        lens = ix.inst_ptr[docs + 1] - lo
+        # Very common formulae (``x``) have huge instance lists: stop once enough are gathered.
+        keep = int(np.searchsorted(np.cumsum(lens), MAX_INSTANCES, side="right")) + 1
+        lo, lens, scores = lo[:keep], lens[:keep], scores[:keep]
+        starts = np.cumsum(lens) - lens
+        idx = np.repeat(lo, lens) + (np.arange(int(lens.sum())) - np.repeat(starts, lens))
+        in_answer = np.asarray(ix.inst_answer[idx])
+        posts = np.asarray(ix.inst_post[idx])[in_answer]
+        post_scores = np.repeat(scores, lens)[in_answer]
+        # docs come best first, so a post's first occurrence carries its best-matching formula
+        uniq, first = np.unique(posts, return_index=True)
+        order = np.argsort(-post_scores[first], kind="stable")[:limit]
+        best = dict(zip(uniq[order].tolist(), post_scores[first][order].tolist(), strict=True))
         for p, s in best.items():
             total[p] = total.get(p, 0.0) + s
     return total
