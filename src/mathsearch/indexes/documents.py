@@ -57,12 +57,13 @@ class QuestionBags:
 
 def answer_fields(text: str, comments: list[str], thread: QuestionBags | None) -> dict[str, list[str]]:
     """Index fields of one answer: its own text, its comments and its thread's question."""
-    prose, formulae = ta.split_math(text)
+    split = ta.split_math(text)
+    prose, formulae = split
     out = {
         "body": ta.words(prose),
         "body_math": ta.math_terms(formulae),
         "body_raw": ta.raw_latex_terms(text),
-        "body_lw": ta.latex_word_terms(text),
+        "body_lw": ta.latex_word_terms(text, split),
         "comments": [w for c in comments for w in ta.words(ta.split_math(c)[0])],
     }
     ctx = thread.fields() if thread is not None else {f: [] for f in QUESTION_FIELDS}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from ..readers.dollar_math import find_math
 
@@ -65,6 +66,8 @@ _ENTITY_MATH_NUMBER = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
 
 
 # -- words --------------------------------------------------------------------------------
+# Vocabularies and formulae repeat across a collection: caching the per-token work pays.
+@lru_cache(maxsize=500_000)
 def stem(word: str) -> str:
     """Harman's S-stemmer: plural endings only (keeps "analysis", "series" readable)."""
     if len(word) > 4 and word.endswith("ies") and not word.endswith(("eies", "aies")):
@@ -103,32 +106,42 @@ def split_math(text: str) -> tuple[str, list[str]]:
 
 def latex_symbols(latex: str) -> list[str]:
     """LaTeX tokens with grouping and spacing dropped and synonyms merged (``\\dfrac`` = ``\\frac``)."""
+    return list(_latex_symbols(latex))
+
+
+@lru_cache(maxsize=200_000)
+def _latex_symbols(latex: str) -> tuple[str, ...]:
     out = []
     for tok in _LATEX_TOKEN.findall(latex):
         tok = _LATEX_ALIAS.get(tok, tok)
         if tok in _LATEX_DROP:
             continue
         out.append(tok)
-    return out
+    return tuple(out)
 
 
 def formula_key(latex: str) -> str:
     """One token for a whole formula: equal for LaTeX strings that differ only in spacing/grouping."""
-    norm = "".join(latex_symbols(latex))
+    norm = "".join(_latex_symbols(latex))
     return "f:" + hashlib.blake2b(norm.encode("utf-8"), digest_size=8).hexdigest()
 
 
 def math_tokens(latex: str) -> list[str]:
     """Symbols, adjacent symbol pairs and the whole-formula key of one formula."""
-    syms = latex_symbols(latex)
+    return list(_math_tokens(latex))
+
+
+@lru_cache(maxsize=200_000)
+def _math_tokens(latex: str) -> tuple[str, ...]:
+    syms = _latex_symbols(latex)
     if not syms:
-        return []
+        return ()
     # Numbers other than small ones say little alone; keep them, but as a class in the pairs.
     out = [f"m:{s}" for s in syms]
     classed = ["#" if _ENTITY_MATH_NUMBER.match(s) and len(s) > 1 else s for s in syms]
     out.extend(f"p:{a}|{b}" for a, b in zip(classed, classed[1:], strict=False))
     out.append(formula_key(latex))
-    return out
+    return tuple(out)
 
 
 def _fallback_latex_to_words(latex: str) -> str:
@@ -142,6 +155,7 @@ def _fallback_latex_to_words(latex: str) -> str:
     return " ".join(parts)
 
 
+@lru_cache(maxsize=200_000)
 def latex_to_words(latex: str) -> str:
     """A formula as English-like words, from the formula module when present."""
     return _latex_to_words(latex)
@@ -165,9 +179,9 @@ def raw_latex_terms(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) <= 40]
 
 
-def latex_word_terms(text: str) -> list[str]:
-    """Text with each formula replaced by its LaTeX words, as words."""
-    prose, formulae = split_math(text)
+def latex_word_terms(text: str, split: tuple[str, list[str]] | None = None) -> list[str]:
+    """Text with each formula replaced by its LaTeX words, as words (``split``: ``split_math(text)``)."""
+    prose, formulae = split if split is not None else split_math(text)
     out = words(prose)
     for latex in formulae:
         out.extend(w for w in _WORD.findall(latex_to_words(latex).lower()) if len(w) <= 40)
