@@ -115,6 +115,10 @@ class DenseIndex:
     def encode(self, text: str) -> np.ndarray:
         if self._model is None:
             self._model = load_model()
+            import torch
+
+            # One short passage gains little from threads, and they hurt on a busy machine.
+            torch.set_num_threads(1)
         return self._model.encode([text], normalize_embeddings=True, convert_to_numpy=True)[0].astype(np.float32)
 
     @staticmethod

@@ -65,12 +65,14 @@ def _dense(ctx: SearchContext):
 def _query_vector(ctx: SearchContext, query: SearchQuery):
     from ..indexes.dense import query_passage
 
-    # One embedding per query, shared by the dense signals.
+    # One embedding per query text, shared by the dense signals and kept for the context's life
+    # (tuning runs the same topics many times); bounded so a long-lived server does not grow.
     cache = ctx.part("dense_query_cache", lambda _: {})
-    key = (query.query_id, query.title, query.question)
+    key = query_passage(query.title, query.question)
     if key not in cache:
-        cache.clear()
-        cache[key] = _dense(ctx).encode(query_passage(query.title, query.question))
+        if len(cache) >= 10_000:
+            cache.clear()
+        cache[key] = _dense(ctx).encode(key)
     return cache[key]
 
 
