@@ -4,10 +4,10 @@ Formula instances come from the collection's formula TSV when it has one (the
 official instances, with visual ids); otherwise from the id'd math spans of posts
 and comments (raw dumps get those ids from :mod:`mathsearch.readers.dollar_math`).
 
-An ARQMath collection with a formula TSV is read by two processes: this one reads
-the Posts file while a second one reads Comments, PostLinks and the formula TSV into
-a side database, which is then copied in by SQLite itself.  A raw dump is read by one
-process, because its formula ids are numbered in file order across posts and comments.
+The store is two files (see :mod:`.schema`): posts in ``store.sqlite``, comments, links
+and formula instances in ``store-side.sqlite``.  An ARQMath collection with a formula TSV
+is read by two processes, one per file, each building its own indexes; a raw dump is read
+by one process, because its formula ids are numbered in file order across posts and comments.
 """
 
 from __future__ import annotations
@@ -27,10 +27,17 @@ from ..readers.arqmath import iter_post_links
 from ..readers.collection import CollectionFiles, CollectionReader
 from ..readers.formula_tsv import iter_formula_tsv
 from ..records import FormulaRecord, ReadReport
-from .schema import INDEXES, SCHEMA_VERSION, STORE_FILE, TABLES
+from .schema import (
+    POSTS_INDEXES,
+    POSTS_TABLES,
+    SCHEMA_VERSION,
+    SIDE_FILE,
+    SIDE_INDEXES,
+    SIDE_TABLES,
+    STORE_FILE,
+)
 
 BATCH = 5000
-SIDE_FILE = "side.sqlite"
 
 # (stage name, bytes done so far, total bytes of the stage)
 Progress = Callable[[str, int, int], None]
@@ -64,21 +71,38 @@ def _formula_row(f: FormulaRecord) -> tuple:
     return (int(f.formula_id), f.post_id, f.thread_id, f.kind.value, f.comment_id, f.visual_id, f.formula, f.issue)
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, tables: str) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None)
     for pragma in ("journal_mode=OFF", "synchronous=OFF", "temp_store=MEMORY", "cache_size=-262144", "locking_mode=EXCLUSIVE"):
         db.execute(f"PRAGMA {pragma}")
-    db.executescript(TABLES)
-    db.execute("CREATE TABLE comment_spans (formula_id INTEGER PRIMARY KEY, comment_id INTEGER)")
+    db.executescript(tables)
     db.execute("BEGIN")
     return db
+
+
+def _finish_side(db: sqlite3.Connection) -> None:
+    """Comment ids for the comment formulae (the 6-column TSV lacks them), then the indexes."""
+    db.execute(
+        "UPDATE formulas SET comment_id = (SELECT s.comment_id FROM comment_spans s "
+        "WHERE s.formula_id = formulas.formula_id) WHERE kind = 'comment' AND comment_id IS NULL"
+    )
+    db.execute("DROP TABLE comment_spans")
+    db.execute("COMMIT")
+    db.executescript(SIDE_INDEXES)
 
 
 class _Loader:
     """Writes records of one or more files into one database, counting what it must leave out."""
 
-    def __init__(self, db: sqlite3.Connection, files: CollectionFiles, tick: Callable[[str, Path, int], None] | None):
-        self.db = db
+    def __init__(
+        self,
+        db: sqlite3.Connection | None,
+        side: sqlite3.Connection,
+        files: CollectionFiles,
+        tick: Callable[[str, Path, int], None] | None,
+    ):
+        self.db = db  # posts (None in the second process)
+        self.side = side  # comments, links, formulae
         self.files = files
         self.reader = CollectionReader(files)
         self.skipped: dict[str, int] = {}
@@ -98,9 +122,11 @@ class _Loader:
 
     def insert(self, sql: str, rows: list[tuple], source: Path | None, what: str) -> None:
         """INSERT OR IGNORE, counting the rows a duplicate id kept out (the first one stays)."""
-        before = self.db.total_changes
-        self.db.executemany(sql, rows)
-        ignored = len(rows) - (self.db.total_changes - before)
+        db = self.db if what == "post" else self.side
+        assert db is not None
+        before = db.total_changes
+        db.executemany(sql, rows)
+        ignored = len(rows) - (db.total_changes - before)
         if ignored:
             self._skip(source, f"duplicate {what} id", ignored)
 
@@ -114,6 +140,8 @@ class _Loader:
             self._flush_formulas(source)
 
     def _flush_formulas(self, source: Path | None) -> None:
+        if not self._formulas:
+            return
         self.insert("INSERT OR IGNORE INTO formulas VALUES (?,?,?,?,?,?,?,?)", self._formulas, source, "formula")
         self._formulas.clear()
 
@@ -149,7 +177,7 @@ class _Loader:
 
         for chunk in _batched(rows()):
             self.insert("INSERT OR IGNORE INTO comments VALUES (?,?,?,?,?,?,?)", chunk, self.files.comments, "comment")
-            self.db.executemany("INSERT OR IGNORE INTO comment_spans VALUES (?,?)", spans)
+            self.side.executemany("INSERT OR IGNORE INTO comment_spans VALUES (?,?)", spans)
             spans.clear()
         self._flush_formulas(self.files.comments)
 
@@ -194,42 +222,44 @@ class _Loader:
 
 
 def _side_load(files: CollectionFiles, path: str, done: Any) -> None:
-    """Second process: comments, links and the formula TSV into a side database.
+    """Second process: comments, links and the formula TSV into the side database, with its indexes.
 
-    What it skipped goes into the side database's ``meta`` table; an error that stops it
-    is written there too, so the parent can say it in one sentence.
+    What it skipped goes into ``side_meta``; an error that stops it is written there too,
+    so the parent can say it in one sentence.
     """
-    db = _connect(Path(path))
+    side = _connect(Path(path), SIDE_TABLES)
     slot = {"comments": 0, "links": 1, "formulas": 2}
 
     def tick(stage: str, _path: Path, n: int) -> None:
         done[slot[stage]] += n
 
     try:
-        loader = _Loader(db, files, tick)
+        loader = _Loader(None, side, files, tick)
         loader.comments(span_formulas=False)
         loader.links()
         loader.formula_tsv()
+        _finish_side(side)
         skipped, problems = loader.collect()
-        db.execute("INSERT INTO meta VALUES ('side', ?)", (json.dumps({"skipped": skipped, "problems": problems}),))
+        side.execute("INSERT INTO side_meta VALUES ('result', ?)", (json.dumps({"skipped": skipped, "problems": problems}),))
     except Exception as exc:  # handed to the parent, which raises it there
-        db.execute("INSERT INTO meta VALUES ('error', ?)", (json.dumps([type(exc).__name__, str(exc)]),))
-    db.execute("COMMIT")
-    db.close()
+        if side.in_transaction:
+            side.execute("ROLLBACK")
+        side.execute("INSERT INTO side_meta VALUES ('error', ?)", (json.dumps([type(exc).__name__, str(exc)]),))
+    side.close()
 
 
 def _side_result(side: Path, exitcode: int | None) -> tuple[dict[str, int], list[str]]:
     if not side.exists():
         raise MathsearchError(f"reading the comments, links and formulae stopped (exit code {exitcode}).")
     con = sqlite3.connect(side)
-    meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    meta = dict(con.execute("SELECT key, value FROM side_meta").fetchall())
     con.close()
     if "error" in meta:
         kind, message = json.loads(meta["error"])
         raise InputError(message) if kind == "InputError" else MathsearchError(f"{kind}: {message}")
-    if "side" not in meta:
+    if "result" not in meta:
         raise MathsearchError(f"reading the comments, links and formulae stopped (exit code {exitcode}).")
-    result = json.loads(meta["side"])
+    result = json.loads(meta["result"])
     return result["skipped"], result["problems"]
 
 
@@ -246,17 +276,20 @@ def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None
         if progress is not None:
             progress(stage, done[path], sizes[path])
 
-    db = _connect(out_dir / STORE_FILE)
-    loader = _Loader(db, files, tick)
+    db = _connect(out_dir / STORE_FILE, POSTS_TABLES)
+    side_path = out_dir / SIDE_FILE
     parallel = files.kind == "arqmath" and files.formulas_tsv is not None
     if parallel:
-        side = out_dir / SIDE_FILE
         ctx = mp.get_context("spawn")  # never fork a process that runs a progress-bar thread
         shared = ctx.Array("q", 3)
-        worker = ctx.Process(target=_side_load, args=(files, str(side), shared), daemon=True)
+        worker = ctx.Process(target=_side_load, args=(files, str(side_path), shared), daemon=True)
         worker.start()
         try:
+            # This process writes posts only; the side database belongs to the worker.
+            loader = _Loader(db, sqlite3.connect(":memory:"), files, tick)
             loader.posts(span_formulas=False)
+            db.execute("COMMIT")
+            db.executescript(POSTS_INDEXES)
             while worker.is_alive():
                 if progress is not None:
                     stages = (("comments", files.comments), ("links", files.links), ("formulas", files.formulas_tsv))
@@ -267,48 +300,37 @@ def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None
         finally:
             if worker.is_alive():
                 worker.terminate()
-        side_skipped, side_problems = _side_result(side, worker.exitcode)
-        db.execute("COMMIT")
-        # SQLite copies the side tables itself; the 6-column TSV has no comment ids, so they
-        # come from the comment that holds each span.
-        db.execute("ATTACH DATABASE ? AS side", (str(side),))
-        db.execute("BEGIN")
-        for table in ("comments", "links", "formulas"):
-            db.execute(f"INSERT INTO main.{table} SELECT * FROM side.{table}")
-        db.execute(
-            "UPDATE formulas SET comment_id = (SELECT s.comment_id FROM side.comment_spans s "
-            "WHERE s.formula_id = formulas.formula_id) WHERE kind = 'comment' AND comment_id IS NULL"
-        )
-        db.execute("COMMIT")
-        db.execute("DETACH DATABASE side")
-        side.unlink()
+        side_skipped, side_problems = _side_result(side_path, worker.exitcode)
         skipped, problems = loader.collect()
         for k, v in side_skipped.items():
             skipped[k] = skipped.get(k, 0) + v
         problems.extend(side_problems)
     else:
+        side = _connect(side_path, SIDE_TABLES)
+        loader = _Loader(db, side, files, tick)
         use_tsv = files.formulas_tsv is not None
         loader.posts(span_formulas=not use_tsv)
         loader.comments(span_formulas=not use_tsv)
         loader.links()
         if use_tsv:
             loader.formula_tsv()
-            db.execute(
-                "UPDATE formulas SET comment_id = (SELECT s.comment_id FROM comment_spans s "
-                "WHERE s.formula_id = formulas.formula_id) WHERE kind = 'comment' AND comment_id IS NULL"
-            )
         db.execute("COMMIT")
+        db.executescript(POSTS_INDEXES)
+        _finish_side(side)
+        side.close()
         skipped, problems = loader.collect()
-    db.execute("DROP TABLE comment_spans")
     counts.skipped, counts.problems = skipped, problems
+    db.execute("ATTACH DATABASE ? AS side", (str(side_path),))
     by_type = dict(db.execute("SELECT post_type, count(*) FROM posts GROUP BY post_type").fetchall())
     counts.questions, counts.answers = by_type.get(1, 0), by_type.get(2, 0)
     counts.comments = db.execute("SELECT count(*) FROM comments").fetchone()[0]
     counts.links = db.execute("SELECT count(*) FROM links").fetchone()[0]
     counts.formulas = db.execute("SELECT count(*) FROM formulas").fetchone()[0]
-    if progress is not None:
-        progress("indexing", 0, 1)
-    db.executescript(INDEXES)
+    # Sampled statistics: a full ANALYZE reads every index (minutes at full scale).
+    db.execute("PRAGMA analysis_limit=1000")
+    db.execute("ANALYZE main")
+    db.execute("ANALYZE side")
+    db.execute("DETACH DATABASE side")
     counts.seconds = time.perf_counter() - started
     meta = {
         "schema_version": str(SCHEMA_VERSION),
@@ -318,6 +340,5 @@ def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     db.executemany("INSERT INTO meta VALUES (?,?)", meta.items())
-    db.execute("ANALYZE")
     db.close()
     return counts

@@ -1,13 +1,19 @@
-"""On-disk layout of the collection store: ``INDEX_DIR/store.sqlite``.
+"""On-disk layout of the collection store: two SQLite files under INDEX_DIR.
 
+* ``store.sqlite``: ``meta`` and ``posts``;
+* ``store-side.sqlite``: ``comments``, ``links`` and ``formulas``, attached when the store is
+  opened (queries name the tables without a schema).
+
+Two files, so that two processes can build them at once, each with its own indexes.
 ``meta`` records the schema version and how the store was built, so an index of
 another version is refused with a clear message rather than misread.
 """
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STORE_FILE = "store.sqlite"
+SIDE_FILE = "store-side.sqlite"
 
-TABLES = """
+POSTS_TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE posts (
     post_id INTEGER PRIMARY KEY,
@@ -25,6 +31,11 @@ CREATE TABLE posts (
     owner_user_id INTEGER,
     view_count INTEGER
 );
+"""
+
+SIDE_TABLES = """
+CREATE TABLE side_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE comment_spans (formula_id INTEGER PRIMARY KEY, comment_id INTEGER);
 CREATE TABLE comments (
     comment_id INTEGER PRIMARY KEY,
     post_id INTEGER NOT NULL,
@@ -53,8 +64,11 @@ CREATE TABLE formulas (
 );
 """
 
-INDEXES = """
+POSTS_INDEXES = """
 CREATE INDEX posts_thread ON posts(thread_id);
+"""
+
+SIDE_INDEXES = """
 CREATE INDEX comments_post ON comments(post_id);
 CREATE INDEX links_post ON links(post_id);
 CREATE INDEX links_related ON links(related_post_id);

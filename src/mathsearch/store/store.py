@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..records import LinkType
-from .schema import SCHEMA_VERSION, STORE_FILE
+from .schema import SCHEMA_VERSION, SIDE_FILE, STORE_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ def _ints(ids: Iterable[Any]) -> list[int]:
 
 
 class Store:
-    """A read-only view of ``INDEX_DIR/store.sqlite``."""
+    """A read-only view of ``INDEX_DIR/store.sqlite`` with ``store-side.sqlite`` attached."""
 
     def __init__(self, index_dir: Path, db: sqlite3.Connection):
         self.index_dir = index_dir
@@ -90,6 +90,10 @@ class Store:
                 f"{path} was built with store schema {version[0] if version else '?'}, this mathsearch reads "
                 f"schema {SCHEMA_VERSION}: rebuild it with `mathsearch index`."
             )
+        side = index_dir / SIDE_FILE
+        if not side.is_file():
+            raise InputError(f"{index_dir} lacks {SIDE_FILE}: rebuild it with `mathsearch index`.")
+        db.execute("ATTACH DATABASE ? AS side", (f"file:{side}?mode=ro",))
         return cls(index_dir, db)
 
     def close(self) -> None:
