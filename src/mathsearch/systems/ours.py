@@ -25,16 +25,17 @@ from .fusion import minmax_normalise, ranked
 Signal = Callable[[SearchContext, SearchQuery, Mapping[str, Any]], dict[int, float]]
 EXTRA_SIGNALS: dict[str, Signal] = {}
 DEFAULT_CONFIG = "ours.toml"
+LEXICAL_CONFIG = "ours_lexical.toml"  # ours:dense=False: tuned without the dense signals
 
 
 @cache
-def load_config(path: str = "") -> dict[str, Any]:
-    """The packaged ``ours.toml``, or the TOML file at ``path``."""
+def load_config(path: str = "", packaged: str = DEFAULT_CONFIG) -> dict[str, Any]:
+    """The TOML file at ``path``, or when empty the packaged config ``packaged``."""
     try:
         if path:
             text = Path(path).read_text(encoding="utf-8")
         else:
-            text = resources.files(__package__).joinpath(DEFAULT_CONFIG).read_text(encoding="utf-8")
+            text = resources.files(__package__).joinpath(packaged).read_text(encoding="utf-8")
         return tomllib.loads(text)
     except FileNotFoundError:
         raise InputError(f"system config {path} does not exist") from None
@@ -108,8 +109,9 @@ def combine(ctx: SearchContext, query: SearchQuery, config: Mapping[str, Any]) -
 class Ours:
     """The best Task 1 system we make from these parts; every weight is in its config file.
 
-    ``dense=False`` drops the dense signals (MiniLM similarity of answers and of questions),
-    for indexes built without ``--dense``: embedding the full collection on a CPU takes hours.
+    ``dense=False`` is for indexes built without ``--dense`` (embedding the full collection on a
+    CPU takes hours): the packaged ``ours_lexical.toml``, tuned without dense signals, or the
+    given config with its dense signals dropped.
     """
 
     NAME = "ours"
@@ -119,9 +121,10 @@ class Ours:
     dense: bool = True
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
-        cfg = load_config(self.config)
-        if not self.dense:
-            cfg = without_dense(cfg)
+        if self.dense:
+            cfg = load_config(self.config)
+        else:
+            cfg = without_dense(load_config(self.config, LEXICAL_CONFIG))
         fused = combine(ctx, query, cfg)
         depth = min(limit, int(cfg.get("depth", 1000)))
         best = sorted(fused.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:depth]
