@@ -1,12 +1,43 @@
 #!/usr/bin/env bash
-# The main job: set up, index a collection (default: the real ARQMath sample), then show what we have.
-# Usage: bash scripts/main.sh [COLLECTION_DIR] [YEAR]
+# The main job: set up, index a collection (default: the real ARQMath sample), run our systems and
+# the lab's baselines on a year of topics, evaluate them, show the results table and a search.
+# Usage: bash scripts/main.sh [COLLECTION_DIR] [YEAR]     (YEAR: 2020 or 2021 have judgements here)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COLLECTION=${1:-../shared/data/arqmath/collection}
 YEAR=${2:-2020}
+DATA=../shared/data/arqmath
+OUT=runs-out/$YEAR
 bash scripts/setup.sh
 . .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-echo "== index $COLLECTION"
-mathsearch index "$COLLECTION" --index index --json
+
+echo "== 1. index $COLLECTION"
+# --dense adds MiniLM vectors of every post (about a minute on the sample with two cores): `ours` uses them.
+mathsearch index "$COLLECTION" --index index --dense --json || [ $? -eq 1 ]  # 1: built, some rows skipped
+
+mkdir -p "$OUT"
+echo "== 2. Task 1 runs on the $YEAR topics"
+# Run files are named as the participant guidelines ask: group-task-id-runtype-data-eval.tsv
+for system in ours bm25-answer bm25-thread tfidf-words tfidf-latex tangent-s tfidf-tangent-s linked-posts; do
+  data=both; [ "$system" = tangent-s ] && data=math
+  mathsearch run --index index --task 1 --system "$system" --topics "$DATA/topics/task1-$YEAR.xml" \
+    --formulas "$DATA/topics/formulas/formulas-$YEAR-latex.tsv" --out "$OUT/mathsearch-task1-${system//-/_}-auto-$data-A.tsv"
+done
+echo "== 3. Task 2 runs on the $YEAR topics"
+for system in formula tangent-s-formula; do
+  mathsearch run --index index --task 2 --system "$system" --topics "$DATA/topics/task2-$YEAR.xml" \
+    --formulas "$DATA/topics/formulas/formulas-$YEAR-latex.tsv" --out "$OUT/mathsearch-task2-${system//-/_}-auto-math-A.tsv"
+done
+
+if [ -f "$DATA/qrels/task1-$YEAR.tsv" ]; then
+  echo "== 4. evaluation on the indexed collection (judgements restricted to it; nDCG@10 counts unjudged as non-relevant)"
+  mathsearch eval --task 1 --qrels "$DATA/qrels/task1-$YEAR.tsv" --index index --collection-only "$OUT"/mathsearch-task1-*.tsv
+  mathsearch eval --task 2 --qrels "$DATA/qrels/task2-$YEAR.tsv" --index index --collection-only "$OUT"/mathsearch-task2-*.tsv
+else
+  echo "== 4. no judgements for $YEAR here: runs written to $OUT, not evaluated"
+fi
+
+echo "== 5. a search"
+mathsearch search --index index 'Why does the harmonic series $\sum_{n=1}^{\infty}\frac{1}{n}$ diverge?' --top 3
+mathsearch search --index index --task 2 '$\sum_{n=1}^{\infty}\frac{1}{n^2}$' --top 5

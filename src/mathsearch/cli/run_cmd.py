@@ -26,6 +26,7 @@ def run(
     out: Path = typer.Option(..., "--out", "-o", help="Run file to write."),
     depth: int = typer.Option(1000, "--depth", help="Hits per topic (the lab allows 1,000)."),
     tag: str | None = typer.Option(None, "--tag", help="Run tag (default: the system's spec)."),
+    group: str = typer.Option("mathsearch", "--group", help="Team name for the suggested run-file name."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Write a run of SYSTEM over TOPICS: every topic, up to 1,000 hits each, validated."""
@@ -47,7 +48,9 @@ def run(
         hits = run_system(sys_obj, ctx, topic_list, depth, lambda done, _: bar.update(job, completed=done))
     writer = write_trec_run if task == 1 else write_formula_run
     report = writer(out, hits, run_tag=tag, lookup=ctx.store)
-    suggestion = suggest_run_name(out.name, task=task, run_id=name.replace("-", "_"), data_used="both")
+    # Systems that use formulae only say so (DATA_USED = "math"); the rest use text and math.
+    data_used = getattr(sys_obj, "DATA_USED", "both")
+    suggestion = suggest_run_name(out.name, task=task, group=group, run_id=name.replace("-", "_"), data_used=data_used)
     result = {"run": str(out), "system": spec(sys_obj), "topics": len(topic_list), "topics_with_hits": report.topics,
               "hits": report.hits, "problems": dict(report.counts), "suggested_name": suggestion}
     if json_out:

@@ -191,6 +191,7 @@ class FormulaSearch:
     """Our Task 2 system; every weight is in its config file (``formula.toml`` by default)."""
 
     NAME = "formula"
+    DATA_USED = "math"  # the run-file naming field: formulae only
     TASK = 2
     DESCRIPTION = "tuple candidates (SLT, OPT, unified SLT; idf-weighted Dice), exact visual match, thread text boost"
     config: str = ""  # a TOML file; empty: the packaged formula.toml
@@ -209,6 +210,7 @@ class TangentSFormula:
     """The lab's Tangent-S baseline for Task 2: SLT and OPT tuple overlap, equal weights."""
 
     NAME = "tangent-s-formula"
+    DATA_USED = "math"  # the run-file naming field: formulae only
     TASK = 2
     DESCRIPTION = "Tangent-S baseline: SLT + OPT tuple Dice, best instance per visual id"
     slt: float = 0.5
@@ -227,6 +229,7 @@ class TangentS:
     the topic's largest formula (title first)."""
 
     NAME = "tangent-s"
+    DATA_USED = "math"  # the run-file naming field: formulae only
     TASK = 1
     DESCRIPTION = "Tangent-S baseline: answers by their best formula match to the topic's largest formula"
     slt: float = 0.5
