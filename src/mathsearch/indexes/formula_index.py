@@ -36,8 +36,6 @@ import json
 import multiprocessing as mp
 import os
 import re
-import shutil
-import tempfile
 import time
 from array import array
 from collections import Counter
@@ -49,7 +47,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..formula import Analysis, FormulaAnalyzer, leaf_paths
-from ..store import Store
+from ..store import Store, atomic_directory
 
 FORMULA_DIR = "formula"
 MANIFEST = "manifest.json"
@@ -318,25 +316,12 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
 
 def _write(root: Path, arrays: dict[str, np.ndarray], counts: dict) -> None:
     """Write into a sibling folder, then swap it in: a failed build leaves the old index alone."""
-    root.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.building-", dir=root.parent))
-    try:
+    with atomic_directory(root) as tmp:
         for name, arr in arrays.items():
             np.save(tmp / f"{name}.npy", arr)
         meta = {"version": VERSION, "families": FAMILIES, "kinds": KINDS, "slt_window": SLT_WINDOW,
                 "opt_window": OPT_WINDOW, **counts}
         (tmp / MANIFEST).write_text(json.dumps(meta, indent=1))
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = None
-    if root.exists():
-        old = root.parent / f".{root.name}.old-{os.getpid()}"
-        os.replace(root, old)
-    tmp.chmod(0o755)
-    os.replace(tmp, root)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 # -- search -------------------------------------------------------------------------------------
