@@ -4,8 +4,9 @@
 Each module below registers its systems on import (one line per module).
 """
 
-from . import combined, lexical, linked, ours  # noqa: F401  (register their systems)
-from . import formula  # noqa: F401  (formula, tangent-s-formula, tangent-s; ours' formula signal)
+# Importing a module registers its systems (formula: formula, tangent-s-formula, tangent-s and
+# ours' formula signal).
+from . import combined, formula, lexical, linked, ours  # noqa: F401
 from .base import (
     Ranking,
     SearchContext,
