@@ -647,25 +647,13 @@ class ParseState:
                 if self.stop != "]":
                     self.error("missing ] in \\sqrt")
                 self.stop = None
-            body = self.arg(d1)
-            node = SNode("ROOT", "D")
-            node.add("w", _chain_or_blank(body))
-            if index:
-                _link(index)
-                node.add("c", index[0])
-            atoms.append(node)
+            atoms.append(_radical(self.arg(d1), index))
         elif code == "root":
             index = self.seq(d1, _OF)
             if self.stop != "\\of":
                 self.error("\\root without \\of")
             self.stop = None
-            body = self.arg(d1)
-            node = SNode("ROOT", "D")
-            node.add("w", _chain_or_blank(body))
-            if index:
-                _link(index)
-                node.add("c", index[0])
-            atoms.append(node)
+            atoms.append(_radical(self.arg(d1), index))
         elif code == "binom":
             top = self.arg(d1)
             bottom = self.arg(d1)
@@ -994,6 +982,16 @@ def _chain_or_blank(atoms: list[SNode]) -> SNode:
 MATHJAX_ONLY = frozenset({"lt", "gt"})
 _LATEX_TABLE = {k: v for k, v in _TABLE.items() if k not in MATHJAX_ONLY}
 
+
+
+def _radical(body: list, index: list | None) -> SNode:
+    """A radical: the body within it ("w"), the index as a pre-superscript ("c")."""
+    node = SNode("ROOT", "D")
+    node.add("w", _chain_or_blank(body))
+    if index:
+        _link(index)
+        node.add("c", index[0])
+    return node
 
 def parse_slt(latex: str, latex_only: bool = False) -> tuple[SNode, ParseState]:
     """Parse LaTeX into an SLT root (a ``W!`` blank for empty input) and the parse state.
