@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ..errors import InputError
 from ..records import FormulaHit, ScoredDoc, Task3Answer
@@ -73,6 +73,19 @@ def _ordered(docs: dict[str, object]) -> list[object]:
     return [item for _, item in ranked[:MAX_HITS]]
 
 
+def _write_ranked(
+    path: Path, per_topic: dict[str, dict[str, Any]], report: CheckReport, line: Callable[[Any, int, str], str],
+    run_tag: str | None,
+) -> None:
+    """Each topic's hits in trec_eval order, at most 1,000, one ``line(hit, rank, tag)`` each."""
+    with path.open("w", encoding="utf-8", newline="") as out:
+        for topic in sorted(per_topic):
+            for rank, h in enumerate(_ordered(per_topic[topic]), 1):
+                out.write(line(h, rank, run_tag or h.run_tag or "mathsearch"))
+                report.hits += 1
+            report.topics += 1
+
+
 def write_trec_run(
     path: str | Path,
     hits: Iterable[ScoredDoc],
@@ -86,13 +99,10 @@ def write_trec_run(
     report = CheckReport(str(path), 1)
     bad = _sieve(path, 1, check_task1_hits(hits, lookup), on_invalid, report)
     per_topic = _group((h for h in hits if (h.query_id, h.doc_id) not in bad), lambda h: h.doc_id, report)
-    with path.open("w", encoding="utf-8", newline="") as out:
-        for topic in sorted(per_topic):
-            for rank, h in enumerate(_ordered(per_topic[topic]), 1):
-                tag = run_tag or h.run_tag or "mathsearch"  # type: ignore[attr-defined]
-                out.write(f"{topic}\tQ0\t{h.doc_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n")  # type: ignore[attr-defined]
-                report.hits += 1
-            report.topics += 1
+    _write_ranked(
+        path, per_topic, report,
+        lambda h, rank, tag: f"{h.query_id}\tQ0\t{h.doc_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n", run_tag,
+    )
     return report
 
 
@@ -109,15 +119,10 @@ def write_formula_run(
     report = CheckReport(str(path), 2)
     bad = _sieve(path, 2, check_task2_hits(hits, lookup), on_invalid, report)
     per_topic = _group((h for h in hits if (h.query_id, h.formula_id) not in bad), lambda h: h.formula_id, report)
-    with path.open("w", encoding="utf-8", newline="") as out:
-        for topic in sorted(per_topic):
-            for rank, h in enumerate(_ordered(per_topic[topic]), 1):
-                tag = run_tag or h.run_tag or "mathsearch"  # type: ignore[attr-defined]
-                out.write(
-                    f"{topic}\t{h.formula_id}\t{h.post_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n"  # type: ignore[attr-defined]
-                )
-                report.hits += 1
-            report.topics += 1
+    _write_ranked(
+        path, per_topic, report,
+        lambda h, rank, tag: f"{h.query_id}\t{h.formula_id}\t{h.post_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n", run_tag,
+    )
     return report
 
 
