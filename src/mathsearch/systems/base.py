@@ -10,10 +10,12 @@ tags and on the command line, and :func:`make_system` turns a spec back into the
 from __future__ import annotations
 
 import dataclasses
+import tomllib
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
+from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -188,3 +190,18 @@ __all__ = [
     "system_class",
     "system_names",
 ]
+
+
+@cache
+def load_system_config(path: str, packaged: str) -> dict[str, Any]:
+    """The TOML file at ``path``, or when empty the config ``packaged`` shipped in this package."""
+    try:
+        if path:
+            text = Path(path).read_text(encoding="utf-8")
+        else:
+            text = resources.files(__package__).joinpath(packaged).read_text(encoding="utf-8")
+        return tomllib.loads(text)
+    except FileNotFoundError:
+        raise InputError(f"system config {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"system config {path or packaged}: {exc}") from None

@@ -21,12 +21,9 @@ is registered in :data:`mathsearch.systems.ours.EXTRA_SIGNALS`.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +31,7 @@ import numpy as np
 from ..errors import InputError
 from ..indexes.formula_index import FormulaIndex, Scoring
 from ..records import FormulaKind
-from .base import Ranking, SearchContext, SearchQuery, register
+from .base import Ranking, SearchContext, SearchQuery, load_system_config, register
 from .ours import EXTRA_SIGNALS
 from .signals import clauses_from
 
@@ -43,19 +40,9 @@ MAX_INSTANCES = 500_000  # instances expanded per query formula (Task 1)
 TANGENT_S = Scoring(slt=0.5, opt=0.5, unified=0.0, idf=False, exact=0.0, size_power=0.0)
 
 
-@cache
 def load_config(path: str = "") -> dict[str, Any]:
     """The packaged ``formula.toml``, or the TOML file at ``path``."""
-    try:
-        if path:
-            text = Path(path).read_text(encoding="utf-8")
-        else:
-            text = resources.files(__package__).joinpath(DEFAULT_CONFIG).read_text(encoding="utf-8")
-        return tomllib.loads(text)
-    except FileNotFoundError:
-        raise InputError(f"system config {path} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"system config {path or DEFAULT_CONFIG}: {exc}") from None
+    return load_system_config(path, DEFAULT_CONFIG)
 
 
 def scoring_from(section: Mapping[str, Any]) -> Scoring:

@@ -9,17 +9,14 @@ Signals other modules provide (formula similarity, dense retrieval) plug in thro
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from . import signals
-from .base import Ranking, SearchContext, SearchQuery, register
+from .base import Ranking, SearchContext, SearchQuery, load_system_config, register
 from .fusion import minmax_normalise, ranked
 
 Signal = Callable[[SearchContext, SearchQuery, Mapping[str, Any]], dict[int, float]]
@@ -28,19 +25,9 @@ DEFAULT_CONFIG = "ours.toml"
 LEXICAL_CONFIG = "ours_lexical.toml"  # ours:dense=False: tuned without the dense signals
 
 
-@cache
 def load_config(path: str = "", packaged: str = DEFAULT_CONFIG) -> dict[str, Any]:
     """The TOML file at ``path``, or when empty the packaged config ``packaged``."""
-    try:
-        if path:
-            text = Path(path).read_text(encoding="utf-8")
-        else:
-            text = resources.files(__package__).joinpath(packaged).read_text(encoding="utf-8")
-        return tomllib.loads(text)
-    except FileNotFoundError:
-        raise InputError(f"system config {path} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"system config {path or DEFAULT_CONFIG}: {exc}") from None
+    return load_system_config(path, packaged)
 
 
 DENSE_KINDS = ("dense", "dense_questions")
