@@ -73,17 +73,31 @@ def _ordered(docs: dict[str, object]) -> list[object]:
     return [item for _, item in ranked[:MAX_HITS]]
 
 
-def _write_ranked(
-    path: Path, per_topic: dict[str, dict[str, Any]], report: CheckReport, line: Callable[[Any, int, str], str],
+def _write_hits(
+    path: str | Path,
+    task: int,
+    hits: Iterable[Any],
+    check: Callable[..., list[Problem]],
+    hit_id: Callable[[Any], str],
+    line: Callable[[Any, int, str], str],
     run_tag: str | None,
-) -> None:
-    """Each topic's hits in trec_eval order, at most 1,000, one ``line(hit, rank, tag)`` each."""
+    lookup: CollectionLookup | None,
+    on_invalid: OnInvalid,
+) -> CheckReport:
+    """Validate, drop or refuse invalid hits, keep the first of duplicates, then write each topic's
+    hits in trec_eval order (at most 1,000), one ``line(hit, rank, tag)`` each."""
+    path = Path(path)
+    hits = list(hits)
+    report = CheckReport(str(path), task)
+    bad = _sieve(path, task, check(hits, lookup), on_invalid, report)
+    per_topic = _group((h for h in hits if (h.query_id, hit_id(h)) not in bad), hit_id, report)
     with path.open("w", encoding="utf-8", newline="") as out:
         for topic in sorted(per_topic):
             for rank, h in enumerate(_ordered(per_topic[topic]), 1):
                 out.write(line(h, rank, run_tag or h.run_tag or "mathsearch"))
                 report.hits += 1
             report.topics += 1
+    return report
 
 
 def write_trec_run(
@@ -94,16 +108,11 @@ def write_trec_run(
     on_invalid: OnInvalid = "drop",
 ) -> CheckReport:
     """Write a Task 1 run in the TREC layout ``topic Q0 doc rank score tag`` (tab-separated)."""
-    path = Path(path)
-    hits = list(hits)
-    report = CheckReport(str(path), 1)
-    bad = _sieve(path, 1, check_task1_hits(hits, lookup), on_invalid, report)
-    per_topic = _group((h for h in hits if (h.query_id, h.doc_id) not in bad), lambda h: h.doc_id, report)
-    _write_ranked(
-        path, per_topic, report,
-        lambda h, rank, tag: f"{h.query_id}\tQ0\t{h.doc_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n", run_tag,
+    return _write_hits(
+        path, 1, hits, check_task1_hits, lambda h: h.doc_id,
+        lambda h, rank, tag: f"{h.query_id}\tQ0\t{h.doc_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n",
+        run_tag, lookup, on_invalid,
     )
-    return report
 
 
 def write_formula_run(
@@ -114,16 +123,11 @@ def write_formula_run(
     on_invalid: OnInvalid = "drop",
 ) -> CheckReport:
     """Write a Task 2 run: ``Query_Id Formula_Id Post_Id Rank Score Run_Id`` (tab-separated)."""
-    path = Path(path)
-    hits = list(hits)
-    report = CheckReport(str(path), 2)
-    bad = _sieve(path, 2, check_task2_hits(hits, lookup), on_invalid, report)
-    per_topic = _group((h for h in hits if (h.query_id, h.formula_id) not in bad), lambda h: h.formula_id, report)
-    _write_ranked(
-        path, per_topic, report,
-        lambda h, rank, tag: f"{h.query_id}\t{h.formula_id}\t{h.post_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n", run_tag,
+    return _write_hits(
+        path, 2, hits, check_task2_hits, lambda h: h.formula_id,
+        lambda h, rank, tag: f"{h.query_id}\t{h.formula_id}\t{h.post_id}\t{rank}\t{_fmt_score(h.score)}\t{tag}\n",
+        run_tag, lookup, on_invalid,
     )
-    return report
 
 
 def write_task3_run(
