@@ -97,12 +97,12 @@ class _Loader:
     def __init__(
         self,
         db: sqlite3.Connection | None,
-        side: sqlite3.Connection,
+        side: sqlite3.Connection | None,
         files: CollectionFiles,
         tick: Callable[[str, Path, int], None] | None,
     ):
         self.db = db  # posts (None in the second process)
-        self.side = side  # comments, links, formulae
+        self.side = side  # comments, links, formulae (None in the posts process of a parallel build)
         self.files = files
         self.reader = CollectionReader(files)
         self.skipped: dict[str, int] = {}
@@ -177,6 +177,7 @@ class _Loader:
 
         for chunk in _batched(rows()):
             self.insert("INSERT OR IGNORE INTO comments VALUES (?,?,?,?,?,?,?)", chunk, self.files.comments, "comment")
+            assert self.side is not None
             self.side.executemany("INSERT OR IGNORE INTO comment_spans VALUES (?,?)", spans)
             spans.clear()
         self._flush_formulas(self.files.comments)
@@ -286,7 +287,7 @@ def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None
         worker.start()
         try:
             # This process writes posts only; the side database belongs to the worker.
-            loader = _Loader(db, sqlite3.connect(":memory:"), files, tick)
+            loader = _Loader(db, None, files, tick)
             loader.posts(span_formulas=False)
             db.execute("COMMIT")
             db.executescript(POSTS_INDEXES)
