@@ -36,6 +36,7 @@ import json
 import multiprocessing as mp
 import os
 import re
+import shutil
 import time
 from array import array
 from collections import Counter
@@ -187,89 +188,129 @@ def _collect(store: Store, progress: Progress | None) -> tuple[list[str], _Insta
     return latex_of, inst, keyed_here
 
 
-def _analyze_all(latex_of: list[str], workers: int, progress: Progress | None) -> list[tuple]:
-    chunks = [latex_of[i : i + CHUNK] for i in range(0, len(latex_of), CHUNK)]
-    out: list[tuple] = []
+class _Spill:
+    """Per family, the analysed formulae's tuple counts, hashes and tfs, appended to flat files as
+    each chunk comes back from the workers: at full size (millions of visual formulae, hundreds of
+    millions of postings) holding every chunk in memory until the postings are built took most of
+    the build's peak memory."""
+
+    PARTS = (("len", np.int32), ("hash", np.uint64), ("tf", np.uint16))
+
+    def __init__(self, folder: Path):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self._files = {(f, part): open(self.path(f, part), "wb") for f in FAMILIES for part, _ in self.PARTS}
+        self.postings = dict.fromkeys(FAMILIES, 0)
+
+    def path(self, family: str, part: str) -> Path:
+        return self.folder / f"{family}.{part}"
+
+    def add(self, fams: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        for fam, (lens, hashes, tfs) in zip(FAMILIES, fams, strict=True):
+            lens.astype(np.int32, copy=False).tofile(self._files[fam, "len"])
+            hashes.tofile(self._files[fam, "hash"])
+            tfs.tofile(self._files[fam, "tf"])
+            self.postings[fam] += len(hashes)
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+
+    def read(self, family: str, part: str) -> np.ndarray:
+        return np.fromfile(self.path(family, part), dtype=dict(self.PARTS)[part])
+
+
+def _analyze_all(latex_of: list[str], workers: int, progress: Progress | None, spill: _Spill) -> tuple[np.ndarray, np.ndarray]:
+    """Analyse every visual formula (in ``workers`` processes); tuples go to ``spill``, in order.
+    Returns the SLT sizes and visual keys."""
+    chunks = (latex_of[i : i + CHUNK] for i in range(0, len(latex_of), CHUNK))
+    n_nodes, vkeys = [], []
     done = 0
-    if workers > 1 and len(chunks) > 2:
+
+    def take(res: tuple) -> None:
+        nonlocal done
+        n_nodes.append(res[0])
+        vkeys.append(res[1])
+        spill.add(res[2])
+        done += len(res[0])
+        if progress:
+            progress("formula analysis", done, len(latex_of))
+
+    if workers > 1 and len(latex_of) > 2 * CHUNK:
         ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
         with ctx.Pool(workers) as pool:
             for res in pool.imap(_analyze_chunk, chunks):
-                out.append(res)
-                done += len(res[0])
-                if progress:
-                    progress("formula analysis", done, len(latex_of))
+                take(res)
     else:
         for chunk in chunks:
-            out.append(_analyze_chunk(chunk))
-            done += len(chunk)
-            if progress:
-                progress("formula analysis", done, len(latex_of))
-    return out
+            take(_analyze_chunk(chunk))
+    spill.close()
+    if not n_nodes:
+        return np.zeros(0, np.int32), np.zeros(0, np.uint64)
+    return np.concatenate(n_nodes), np.concatenate(vkeys)
 
 
-def build_formula_index(store: Store, index_dir: str | Path, progress: Progress | None = None,
-                        workers: int | None = None) -> dict:
-    """Write ``index_dir/formula`` from the store (replacing an old one only when complete);
-    return the counts for ``mathsearch index --json``."""
-    started = time.perf_counter()
-    root = Path(index_dir) / FORMULA_DIR
-    workers = workers or min(2, os.cpu_count() or 1)
-    latex_of, inst, keyed_here = _collect(store, progress)
-    n_groups = len(latex_of)
-    analysed = _analyze_all(latex_of, workers, progress)
-    del latex_of
-
-    n_nodes = np.concatenate([a[0] for a in analysed]) if analysed else np.zeros(0, np.int32)
-    vkey = np.concatenate([a[1] for a in analysed]) if analysed else np.zeros(0, np.uint64)
-    # Postings family by family (token hashes never collide across families): the peak memory is
-    # that of the largest family, not of all of them together.
+def _write_postings(out: Path, spill: _Spill, n_groups: int, progress: Progress | None) -> dict[str, np.ndarray]:
+    """Postings family by family (token hashes never collide across families), written straight into
+    ``post_doc.npy``/``post_tf.npy``: the peak memory is that of the largest family's tuples.
+    Returns the small arrays (vocabulary, idf, posting bounds, formula lengths)."""
     n_fam = len(FAMILIES)
+    total = sum(spill.postings.values())
+    post_doc = np.lib.format.open_memmap(out / "post_doc.npy", mode="w+", dtype=np.int32, shape=(total,))
+    post_tf = np.lib.format.open_memmap(out / "post_tf.npy", mode="w+", dtype=np.uint16, shape=(total,))
     len_plain = np.zeros((n_fam, n_groups), dtype=np.float32)
     len_idf = np.zeros((n_fam, n_groups), dtype=np.float32)
-    vocab, idfs, starts, ends, post_docs, post_tfs = [], [], [], [], [], []
+    vocab, idfs, starts, ends = [], [], [], []
     offset = 0
-    for fi in range(n_fam):
+    for fi, fam in enumerate(FAMILIES):
         if progress:
             progress("formula postings", fi, n_fam)
-        lens = np.concatenate([a[2][fi][0] for a in analysed]) if analysed else np.zeros(0, np.int32)
-        docs = np.repeat(np.arange(n_groups, dtype=np.int32), lens)
-        del lens
-        hashes = np.concatenate([a[2][fi][1] for a in analysed]) if analysed else np.zeros(0, np.uint64)
-        tfs = np.concatenate([a[2][fi][2] for a in analysed]) if analysed else np.zeros(0, np.uint16)
-        for a in analysed:  # this family's share of the analyses is no longer needed
-            a[2][fi] = None
-        uniq, tok = np.unique(hashes, return_inverse=True)
+        docs = np.repeat(np.arange(n_groups, dtype=np.int32), spill.read(fam, "len"))
+        hashes = spill.read(fam, "hash")
+        tfs = spill.read(fam, "tf")
+        # One stable sort by hash: it groups each token's postings and keeps them in doc order.
+        order = np.argsort(hashes, kind="stable")
+        hashes = hashes[order]
+        new = np.empty(len(hashes), dtype=bool)
+        new[:1] = True
+        np.not_equal(hashes[1:], hashes[:-1], out=new[1:])
+        first = np.flatnonzero(new)
+        uniq = hashes[first]
         del hashes
-        tok = tok.astype(np.int32, copy=False)
-        df = np.bincount(tok, minlength=len(uniq))
+        df = np.diff(np.append(first, len(new)))
         idf = np.log1p(max(n_groups, 1) / np.maximum(df, 1)).astype(np.float32)
-        len_plain[fi] = np.bincount(docs, weights=tfs, minlength=n_groups)
-        len_idf[fi] = np.bincount(docs, weights=tfs * idf[tok], minlength=n_groups)
-        order = np.argsort(tok, kind="stable")
-        del tok
-        post_docs.append(docs[order])
-        post_tfs.append(tfs[order])
+        tok = np.cumsum(new, dtype=np.int32) - 1  # token id of each sorted posting
+        del new
+        m = len(order)
+        sorted_docs = docs[order]
+        sorted_tfs = tfs[order]
         del order, docs, tfs
-        ptr = np.zeros(len(uniq) + 1, dtype=np.int64)
-        np.cumsum(df, out=ptr[1:])
+        len_plain[fi] = np.bincount(sorted_docs, weights=sorted_tfs, minlength=n_groups)
+        len_idf[fi] = np.bincount(sorted_docs, weights=sorted_tfs * idf[tok], minlength=n_groups)
+        del tok
+        post_doc[offset : offset + m] = sorted_docs
+        post_tf[offset : offset + m] = sorted_tfs
+        del sorted_docs, sorted_tfs
         vocab.append(uniq)
         idfs.append(idf)
-        starts.append(ptr[:-1] + offset)
-        ends.append(ptr[1:] + offset)
-        offset += int(ptr[-1])
-    del analysed
+        starts.append(first.astype(np.int64) + offset)
+        ends.append(first.astype(np.int64) + df + offset)
+        offset += m
+    post_doc.flush()
+    post_tf.flush()
+    del post_doc, post_tf
     # One vocabulary sorted by hash for the query's binary search; posting blocks stay where they are.
-    tok_hash = np.concatenate(vocab)
+    tok_hash = np.concatenate(vocab) if vocab else np.zeros(0, np.uint64)
     perm = np.argsort(tok_hash, kind="stable")
-    tok_hash = tok_hash[perm]
-    idf = np.concatenate(idfs)[perm]
-    post_start = np.concatenate(starts)[perm]
-    post_end = np.concatenate(ends)[perm]
-    post_doc = np.concatenate(post_docs)
-    post_tf = np.concatenate(post_tfs)
-    del vocab, idfs, starts, ends, post_docs, post_tfs, perm
+    return {
+        "tok_hash": tok_hash[perm], "tok_idf": np.concatenate(idfs)[perm],
+        "post_start": np.concatenate(starts)[perm], "post_end": np.concatenate(ends)[perm],
+        "len_plain": len_plain, "len_idf": len_idf,
+    }
 
+
+def _instance_arrays(store: Store, inst: _Instances, n_groups: int) -> dict[str, np.ndarray]:
+    """Instances in CSR order over visual formulae, and what Task 1 and Task 2 need of them."""
     group = np.frombuffer(inst.group, dtype=np.int64)
     inst_order = np.argsort(group, kind="stable")
     inst_ptr = np.zeros(n_groups + 1, dtype=np.int64)
@@ -278,10 +319,7 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
     inst_post = np.frombuffer(inst.post, dtype=np.int64)[inst_order]
     answers = np.fromiter((r[0] for r in store.db.execute("SELECT post_id FROM posts WHERE post_type=2")), dtype=np.int64)
     arrays = {
-        "tok_hash": tok_hash, "tok_idf": idf, "post_start": post_start, "post_end": post_end,
-        "post_doc": post_doc, "post_tf": post_tf,
-        "len_plain": len_plain, "len_idf": len_idf,
-        "n_nodes": n_nodes, "vkey": vkey, "inst_ptr": inst_ptr,
+        "inst_ptr": inst_ptr,
         "inst_formula": np.frombuffer(inst.formula, dtype=np.int64)[inst_order],
         "inst_post": inst_post,
         "inst_thread": np.frombuffer(inst.thread, dtype=np.int64)[inst_order],
@@ -297,31 +335,48 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
     owner_ids, first_pos = np.unique(owners, return_index=True)
     first_hit[owner_ids] = arrays["inst_formula"][np.flatnonzero(good)[first_pos]]
     arrays["first_hit"] = first_hit
-    counts = {
-        "formula_instances": int(len(group)),
-        "formula_visual": int(n_groups),
-        "formula_visual_retrievable": int(arrays["retrievable"].sum()),
-        "formula_keyed_by_us": int(keyed_here),
-        "formula_tokens": int(len(tok_hash)),
-        "formula_postings": int(len(post_doc)),
-    }
-    del inst
-    _write(root, arrays, counts)
+    return arrays
+
+
+def build_formula_index(store: Store, index_dir: str | Path, progress: Progress | None = None,
+                        workers: int | None = None) -> dict:
+    """Write ``index_dir/formula`` from the store (into a sibling folder swapped in only when
+    complete: a failed build leaves the old index alone); return the counts for
+    ``mathsearch index --json``."""
+    started = time.perf_counter()
+    root = Path(index_dir) / FORMULA_DIR
+    workers = workers or min(2, os.cpu_count() or 1)
+    with atomic_directory(root) as out:
+        latex_of, inst, keyed_here = _collect(store, progress)
+        n_groups = len(latex_of)
+        spill = _Spill(out / "scratch")
+        n_nodes, vkey = _analyze_all(latex_of, workers, progress, spill)
+        del latex_of
+        arrays = _write_postings(out, spill, n_groups, progress)
+        shutil.rmtree(spill.folder)
+        n_postings = sum(spill.postings.values())
+        arrays.update(n_nodes=n_nodes, vkey=vkey)
+        arrays.update(_instance_arrays(store, inst, n_groups))
+        counts = {
+            "formula_instances": int(len(inst.group)),
+            "formula_visual": int(n_groups),
+            "formula_visual_retrievable": int(arrays["retrievable"].sum()),
+            "formula_keyed_by_us": int(keyed_here),
+            "formula_tokens": int(len(arrays["tok_hash"])),
+            "formula_postings": int(n_postings),
+        }
+        del inst
+        for name, arr in arrays.items():
+            np.save(out / f"{name}.npy", arr)
+        del arrays
+        meta = {"version": VERSION, "families": FAMILIES, "kinds": KINDS, "slt_window": SLT_WINDOW,
+                "opt_window": OPT_WINDOW, **counts}
+        (out / MANIFEST).write_text(json.dumps(meta, indent=1))
     counts["formula_bytes"] = sum(p.stat().st_size for p in root.iterdir())
     counts["formula_build_seconds"] = round(time.perf_counter() - started, 2)
     if progress:
         progress("formula postings", 1, 1)
     return counts
-
-
-def _write(root: Path, arrays: dict[str, np.ndarray], counts: dict) -> None:
-    """Write into a sibling folder, then swap it in: a failed build leaves the old index alone."""
-    with atomic_directory(root) as tmp:
-        for name, arr in arrays.items():
-            np.save(tmp / f"{name}.npy", arr)
-        meta = {"version": VERSION, "families": FAMILIES, "kinds": KINDS, "slt_window": SLT_WINDOW,
-                "opt_window": OPT_WINDOW, **counts}
-        (tmp / MANIFEST).write_text(json.dumps(meta, indent=1))
 
 
 # -- search -------------------------------------------------------------------------------------
