@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,39 @@ def test_a_bad_file_read_by_the_second_process_stops_with_one_sentence(tmp_path)
     assert result.exit_code == 2
     assert "Comments.V1.3.xml is not an XML file" in result.output
     assert not (tmp_path / "idx").exists()
+
+
+def _boom_step(building, progress):
+    raise InputError("formula step: the store is unreadable")
+
+
+def _counting_step(building, progress):
+    if progress:
+        progress("child stage", 1, 1)
+    return {"child_pid": os.getpid(), "saw_store": (building / "store.sqlite").is_file()}
+
+
+def test_index_steps_run_side_by_side_and_report_back(tmp_path, monkeypatch):
+    import mathsearch.indexing as indexing
+
+    steps = [indexing.INDEX_STEPS[0], ("child", _counting_step)]
+    monkeypatch.setattr(indexing, "INDEX_STEPS", steps)
+    seen = []
+    counts = build_index(_raw_dump(tmp_path / "dump"), tmp_path / "idx", lambda *a: seen.append(a))
+    assert counts.indexes["child_pid"] != os.getpid()  # it ran in its own process
+    assert counts.indexes["saw_store"] is True and "child_seconds" in counts.indexes
+    assert counts.indexes["text_answers"] == 2 and "text_seconds" in counts.indexes
+    assert ("child stage", 1, 1) in seen  # its progress reached the caller
+
+
+def test_a_failing_side_step_fails_the_build_and_keeps_the_old_index(tmp_path, monkeypatch):
+    dump = _raw_dump(tmp_path / "dump")
+    build_index(dump, tmp_path / "idx")
+    import mathsearch.indexing as indexing
+
+    monkeypatch.setattr(indexing, "INDEX_STEPS", [indexing.INDEX_STEPS[0], ("formula", _boom_step)])
+    with pytest.raises(InputError, match="the store is unreadable"):
+        build_index(dump, tmp_path / "idx")
+    with Store.open(tmp_path / "idx") as store:
+        assert store.counts()["answers"] == 2
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -1,11 +1,17 @@
 """Build everything under an INDEX_DIR from a collection folder, atomically.
 
 First the collection store, then each search index step of :data:`INDEX_STEPS`, all into the
-same temporary folder, which replaces INDEX_DIR only when every step has finished.
+same temporary folder, which replaces INDEX_DIR only when every step has finished.  The search
+index steps only read the store, so they run side by side: the first in this process, the others
+in forked child processes (at full size the text and formula indexes each take many CPU minutes).
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
+import queue
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -48,6 +54,81 @@ INDEX_STEPS: list[tuple[str, IndexStep]] = [("text", _text_step), ("formula", _f
 OPTIONAL_STEPS: dict[str, IndexStep] = {"dense": _dense_step}
 
 
+def _timed(step: IndexStep, building: Path, progress: Progress | None) -> tuple[dict, float]:
+    started = time.perf_counter()
+    counts = step(building, progress)
+    return counts, round(time.perf_counter() - started, 2)
+
+
+def _child(step: IndexStep, building: Path, events: mp.Queue) -> None:
+    """A step in a child process: its progress and its outcome travel back through ``events``."""
+    try:
+        counts, seconds = _timed(step, building, lambda stage, done, total: events.put(("progress", (stage, done, total))))
+        events.put(("done", (counts, seconds)))
+    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        try:
+            events.put(("error", exc))
+        except Exception:  # an exception that does not pickle: its words at least
+            events.put(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def _run_steps(steps: list[tuple[str, IndexStep]], building: Path, progress: Progress | None) -> dict[str, Any]:
+    """Run independent ``steps`` side by side; their counts merged, with ``NAME_seconds`` each."""
+    out: dict[str, Any] = {}
+    if len(steps) < 2 or not hasattr(os, "fork"):
+        for name, step in steps:
+            counts, seconds = _timed(step, building, progress)
+            out.update(counts)
+            out[f"{name}_seconds"] = seconds
+        return out
+    ctx = mp.get_context("fork")
+    children = []
+    for name, step in steps[1:]:  # started before this process opens anything the fork would copy
+        events = ctx.Queue()
+        proc = ctx.Process(target=_child, args=(step, building, events), name=f"index-{name}")
+        proc.start()
+        children.append((name, proc, events))
+    results: dict[str, tuple[str, Any]] = {}
+
+    def listen(name: str, proc: mp.Process, events: mp.Queue) -> None:
+        while name not in results:
+            try:
+                kind, payload = events.get(timeout=1.0)
+            except queue.Empty:
+                if not proc.is_alive():
+                    results[name] = ("error", RuntimeError(f"index step {name} died (exit code {proc.exitcode})"))
+                continue
+            if kind == "progress":
+                if progress:
+                    progress(*payload)
+            else:
+                results[name] = (kind, payload)
+
+    listeners = [threading.Thread(target=listen, args=child, daemon=True) for child in children]
+    for t in listeners:
+        t.start()
+    try:
+        name, step = steps[0]
+        counts, seconds = _timed(step, building, progress)
+        out.update(counts)
+        out[f"{name}_seconds"] = seconds
+        for t in listeners:
+            t.join()
+    finally:
+        for _, proc, _ in children:
+            if proc.is_alive() and not all(n in results for n, _, _ in children):
+                proc.terminate()
+            proc.join()
+    for name, _, _ in children:
+        kind, payload = results[name]
+        if kind == "error":
+            raise payload
+        counts, seconds = payload
+        out.update(counts)
+        out[f"{name}_seconds"] = seconds
+    return out
+
+
 @dataclass
 class IndexCounts(IngestCounts):
     """What the store read, plus the counts and build seconds of each search index step."""
@@ -65,10 +146,9 @@ def build_index(
     with atomic_directory(index_dir) as building:
         store_counts = build_store(files, building, progress)
         counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
-        steps = [] if store_only else INDEX_STEPS + [(name, OPTIONAL_STEPS[name]) for name in optional]
-        for name, step in steps:
-            started = time.perf_counter()
-            step_counts = step(building, progress)
-            counts.indexes.update(step_counts)
-            counts.indexes[f"{name}_seconds"] = round(time.perf_counter() - started, 2)
+        if not store_only:
+            counts.indexes.update(_run_steps(INDEX_STEPS, building, progress))
+            # Optional steps (dense vectors) use every core themselves: one after the other.
+            for name in optional:
+                counts.indexes.update(_run_steps([(name, OPTIONAL_STEPS[name])], building, progress))
     return counts
