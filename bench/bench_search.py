@@ -5,10 +5,14 @@
 
 Steps, each in its own process so that its peak memory (max RSS) is its own:
 1. ``bench/make_collection.py --answers N`` (skipped when the collection is already there);
-2. ``build_index`` (store + text indexes) -> seconds, size on disk per part, peak RSS;
-3. every 2021 Task 1 topic through each system -> median and p95 latency per topic, peak RSS,
-   with the first system's median as a ratio against the others (measured in the same run).
-The goals (issue 5): full build <= 60 min, Task 1 median <= 150 ms, peak memory <= 12 GiB.
+2. ``build_index`` (store, then the text and formula indexes side by side) -> wall and CPU seconds
+   (the process and its children), seconds per step, size on disk per part, peak RSS of the
+   main process and of the largest child (the formula step and its analysis workers);
+3. every 2021 Task 1 topic through each Task 1 system and every 2021 Task 2 topic through each
+   Task 2 system -> median and p95 latency per topic, wall and CPU, peak RSS, with the first
+   system's median as a ratio against the others (measured in the same run).
+The goals (issue 5): full build <= 60 min, Task 1 median <= 150 ms, Task 2 median <= 300 ms,
+peak memory <= 12 GiB.
 """
 
 from __future__ import annotations
@@ -21,15 +25,19 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-TOPICS = REPO.parent / "shared" / "data" / "arqmath" / "topics" / "task1-2021.xml"
+TOPICS = REPO.parent / "shared" / "data" / "arqmath" / "topics"
+TOPIC_FILES = {1: TOPICS / "task1-2021.xml", 2: TOPICS / "task2-2021.xml"}
 
 BUILD = """
 import json, resource, sys, time
 from mathsearch.indexing import build_index
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 counts = build_index(sys.argv[1], sys.argv[2])
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers, "indexes": counts.indexes,
-                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "cpu_seconds": time.process_time() - c + kids.ru_utime + kids.ru_stime,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "child_peak_mib": kids.ru_maxrss / 1024}))
 """
 
 QUERY = """
@@ -40,13 +48,16 @@ ctx = SearchContext(sys.argv[1])
 system = make_system(sys.argv[2])
 queries = [SearchQuery.from_topic(t) for t in read_topics(sys.argv[3])]
 system.search(ctx, queries[0], 1000)  # open the indexes before timing
-times = []
+times, cpus = [], []
 for q in queries:
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     system.search(ctx, q, 1000)
     times.append((time.perf_counter() - t) * 1000)
+    cpus.append((time.process_time() - c) * 1000)
 times.sort()
+cpus.sort()
 print(json.dumps({"median_ms": statistics.median(times), "p95_ms": times[int(0.95 * (len(times) - 1))],
+                  "median_cpu_ms": statistics.median(cpus), "p95_cpu_ms": cpus[int(0.95 * (len(cpus) - 1))],
                   "topics": len(times), "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -68,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--answers", type=int, default=100_000)
     ap.add_argument("--work", type=Path, default=Path("/tmp/bench_search"))
-    ap.add_argument("--systems", default="ours:dense=False,bm25-answer,bm25-thread")
+    ap.add_argument("--systems", default="ours:dense=False,bm25-answer,bm25-thread", help="Task 1 systems")
+    ap.add_argument("--task2-systems", default="formula,tangent-s-formula", help="Task 2 systems")
     ap.add_argument("--index", type=Path, help="time queries on this built index instead (no generation, no build)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the index even when present")
     args = ap.parse_args(argv)
@@ -78,24 +90,27 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([sys.executable, str(BENCH / "make_collection.py"), "--answers", str(args.answers),
                         "--out", str(collection)], check=True, stdout=subprocess.DEVNULL)
     build = None
-    if args.index is None and (args.rebuild or not (index / "text" / "manifest.json").is_file()):
+    if args.index is None and (args.rebuild or not (index / "formula" / "manifest.json").is_file()):
         build = _child(BUILD, str(collection), str(index))
     sizes = {part.name: _size_mib(part) for part in sorted(index.iterdir())}
     print(f"index: {index}" if args.index else f"collection: {args.answers:,} answers ({collection})")
     if build:
-        print(f"index build: {build['seconds']:.1f} s ({build['answers'] / build['seconds']:,.0f} answers/s), "
-              f"peak RSS {build['peak_mib']:,.0f} MiB; steps: "
+        print(f"index build: {build['seconds']:.1f} s wall ({build['answers'] / build['seconds']:,.0f} answers/s), "
+              f"{build['cpu_seconds']:.1f} CPU s; peak RSS {build['peak_mib']:,.0f} MiB (main), "
+              f"{build['child_peak_mib']:,.0f} MiB (largest child); steps: "
               + ", ".join(f"{k} {v:.1f} s" for k, v in build["indexes"].items() if k.endswith("seconds")))
     print("index size: " + ", ".join(f"{k} {v:,.1f} MiB" for k, v in sizes.items()))
     print()
-    print("| system | topics | median ms | p95 ms | median vs first | peak RSS MiB |")
-    print("|---|---|---|---|---|---|")
-    first = None
-    for name in [s for s in args.systems.split(",") if s]:
-        r = _child(QUERY, str(index), name, str(TOPICS))
-        first = first or r["median_ms"]
-        print(f"| {name} | {r['topics']} | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | "
-              f"{r['median_ms'] / first:.2f} | {r['peak_mib']:,.0f} |")
+    print("| task | system | topics | median ms | p95 ms | median CPU ms | p95 CPU ms | median vs first | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for task, systems in ((1, args.systems), (2, args.task2_systems)):
+        first = None
+        for name in [s for s in systems.split(",") if s]:
+            r = _child(QUERY, str(index), name, str(TOPIC_FILES[task]))
+            first = first or r["median_ms"]
+            print(f"| {task} | {name} | {r['topics']} | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | "
+                  f"{r['median_cpu_ms']:.1f} | {r['p95_cpu_ms']:.1f} | {r['median_ms'] / first:.2f} | {r['peak_mib']:,.0f} |",
+                  flush=True)
     return 0
 
 
