@@ -57,18 +57,23 @@ class QuestionBags:
 
 def answer_fields(text: str, comments: list[str], thread: QuestionBags | None) -> dict[str, list[str]]:
     """Index fields of one answer: its own text, its comments and its thread's question."""
-    split = ta.split_math(text)
-    prose, formulae = split
+    prose, formulae = ta.split_math(text)
+    body = ta.words(prose)
     out = {
-        "body": ta.words(prose),
+        "body": body,
         "body_math": ta.math_terms(formulae),
         "body_raw": ta.raw_latex_terms(text),
-        "body_lw": ta.latex_word_terms(text, split),
+        "body_lw": body + ta.formula_word_terms(formulae),  # = latex_word_terms(text), prose analysed once
         "comments": [w for c in comments for w in ta.words(ta.split_math(c)[0])],
     }
     ctx = thread.fields() if thread is not None else {f: [] for f in QUESTION_FIELDS}
     out.update(ctx)
     return out
+
+
+def field_texts(fields: dict[str, list[str]]) -> dict[str, str]:
+    """Fields as the index takes them: tokens joined by spaces, empty fields left out."""
+    return {name: " ".join(tokens) for name, tokens in fields.items() if tokens}
 
 
 @dataclass(slots=True)

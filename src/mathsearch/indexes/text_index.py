@@ -8,9 +8,12 @@ such as ``m:\\frac``), so what is matched is exactly what :mod:`mathsearch.text.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+import multiprocessing as mp
+import os
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +22,7 @@ import tantivy
 from ..errors import InputError
 from ..store import Store
 from ..text.analysis import LATEX_WORDS_SOURCE
-from .documents import ANSWER_FIELDS, QUESTION_FIELDS, QueryBags, QuestionBags, answer_fields
+from .documents import ANSWER_FIELDS, QUESTION_FIELDS, QueryBags, QuestionBags, answer_fields, field_texts
 
 TEXT_DIR = "text"
 MANIFEST = "manifest.json"
@@ -39,52 +42,133 @@ def _schema(fields: Iterable[str], parent: bool) -> tantivy.Schema:
     return sb.build()
 
 
-def _doc(doc_id: int, thread: int | None, fields: Mapping[str, list[str]]) -> tantivy.Document:
-    doc = tantivy.Document()
-    doc.add_unsigned("id", doc_id)
+# One analysed document: (post id, thread id or None, {field: tokens joined by spaces}).
+Doc = tuple[int, int | None, dict[str, str]]
+# A unit of analysis work: ("threads", question ids) or ("orphans", answer ids).
+Job = tuple[str, list[int]]
+_JOB_SIZE = 200  # posts per job: big enough to batch store reads, small enough to spread evenly
+
+
+def _doc(doc: Doc) -> tantivy.Document:
+    doc_id, thread, fields = doc
+    out = tantivy.Document()
+    out.add_unsigned("id", doc_id)
     if thread is not None:
-        doc.add_unsigned("thread", thread)
-    for name, tokens in fields.items():
-        if tokens:
-            doc.add_text(name, " ".join(tokens))
-    return doc
+        out.add_unsigned("thread", thread)
+    for name, text in fields.items():
+        out.add_text(name, text)
+    return out
 
 
-def build_text_indexes(store: Store, index_dir: Path, progress: Progress | None = None, heap: int = 256_000_000) -> dict:
-    """Write ``index_dir/text`` from the store; return the counts for ``mathsearch index --json``."""
+def thread_docs(store: Store, question_ids: list[int]) -> list[tuple[Doc, list[Doc]]]:
+    """The question document and answer documents of each thread that has answers, in id order."""
+    questions = store.posts(question_ids)
+    answers = store.answers_of_threads(question_ids)
+    comments = store.comments_of_posts([a.post_id for thread in answers.values() for a in thread])
+    out = []
+    for qid in question_ids:
+        q, thread = questions.get(qid), answers.get(qid)
+        if q is None or q.post_type != 1 or not thread:
+            continue  # a question without answers is never a Task 1 hit nor leads to one
+        bags = QuestionBags.of(q.title, q.text, q.tags)
+        docs = [
+            (a.post_id, a.thread_id, field_texts(answer_fields(a.text, [t for _, t in comments.get(a.post_id, ())], bags)))
+            for a in thread
+        ]
+        out.append(((q.post_id, None, field_texts(bags.fields())), docs))
+    return out
+
+
+def orphan_docs(store: Store, answer_ids: list[int]) -> list[Doc]:
+    """Documents of answers whose question is missing from the collection: no thread context."""
+    answers = store.posts(answer_ids)
+    comments = store.comments_of_posts(answer_ids)
+    out = []
+    for aid in answer_ids:
+        a = answers[aid]
+        out.append((a.post_id, a.thread_id, field_texts(answer_fields(a.text, [t for _, t in comments.get(aid, ())], None))))
+    return out
+
+
+_JOBS: dict[str, Callable[[Store, list[int]], list]] = {"threads": thread_docs, "orphans": orphan_docs}
+_worker_store: Store | None = None  # each worker process reads through its own connection
+
+
+def _open_worker_store(index_dir: str) -> None:
+    global _worker_store
+    _worker_store = Store.open(index_dir)
+
+
+def _run_job(job: Job) -> list:
+    assert _worker_store is not None
+    return _JOBS[job[0]](_worker_store, job[1])
+
+
+def _analysed(store: Store, jobs: Iterable[Job], workers: int) -> Iterator[list]:
+    """The results of ``jobs`` in order, analysed here or by ``workers`` forked processes."""
+    if workers <= 1 or "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
+        for kind, ids in jobs:
+            yield _JOBS[kind](store, ids)
+        return
+    # fork: workers inherit the imported, warmed-up modules; nothing but ids goes to them.
+    with mp.get_context("fork").Pool(workers, initializer=_open_worker_store, initargs=(str(store.index_dir),)) as pool:
+        pending: deque = deque()
+        for job in jobs:
+            pending.append(pool.apply_async(_run_job, (job,)))
+            if len(pending) > 2 * workers:  # a bounded window keeps memory flat and order kept
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def _jobs(store: Store) -> Iterator[Job]:
+    question_ids = [pid for pid, _ in store.iter_post_ids(1)]
+    for i in range(0, len(question_ids), _JOB_SIZE):
+        yield ("threads", question_ids[i : i + _JOB_SIZE])
+    questions = set(question_ids)
+    orphans = [pid for pid, thread in store.iter_post_ids(2) if thread not in questions]
+    for i in range(0, len(orphans), _JOB_SIZE):
+        yield ("orphans", orphans[i : i + _JOB_SIZE])
+
+
+def default_workers() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def build_text_indexes(
+    store: Store, index_dir: Path, progress: Progress | None = None, heap: int = 256_000_000, workers: int | None = None
+) -> dict:
+    """Write ``index_dir/text`` from the store; return the counts for ``mathsearch index --json``.
+
+    ``workers`` processes analyse the posts (default: up to 2 on a multi-core machine), this one
+    feeds tantivy; the documents and their order are the same for any number of workers.
+    """
+    workers = default_workers() if workers is None else workers
     root = Path(index_dir) / TEXT_DIR
     (root / "answers").mkdir(parents=True, exist_ok=True)
     (root / "questions").mkdir(parents=True, exist_ok=True)
+    total = int(store.counts().get("answers", 0) or 0)
+    n_answers = n_questions = n_orphans = 0
+    results = _analysed(store, _jobs(store), workers)
+    first = next(results, None)  # starts the workers before tantivy starts its threads
     answers = tantivy.Index(_schema(ANSWER_FIELDS, parent=True), path=str(root / "answers"))
     questions = tantivy.Index(_schema(QUESTION_FIELDS, parent=False), path=str(root / "questions"))
     a_writer = answers.writer(heap_size=heap, num_threads=1)
     q_writer = questions.writer(heap_size=max(heap // 4, 16_000_000), num_threads=1)
-    counts = store.counts()
-    total = int(counts.get("answers", 0) or 0)
-    n_answers = n_questions = n_orphans = 0
-    seen: set[int] = set()
-    for q in store.iter_posts(1):
-        thread_answers = store.answers_of(q.post_id)
-        if not thread_answers:
-            continue  # a question without answers is never a Task 1 hit nor leads to one
-        bags = QuestionBags.of(q.title, q.text, q.tags)
-        q_writer.add_document(_doc(q.post_id, None, bags.fields()))
-        n_questions += 1
-        for a in thread_answers:
-            comments = [text for _, text in store.comments_of(a.post_id)]
-            a_writer.add_document(_doc(a.post_id, a.thread_id, answer_fields(a.text, comments, bags)))
-            seen.add(a.post_id)
-            n_answers += 1
-            if progress and n_answers % 500 == 0:
-                progress("text index", n_answers, total)
-    # Answers whose question is missing from the collection still get indexed, without context.
-    for a in store.iter_answers():
-        if a.post_id in seen:
-            continue
-        comments = [text for _, text in store.comments_of(a.post_id)]
-        a_writer.add_document(_doc(a.post_id, a.thread_id, answer_fields(a.text, comments, None)))
-        n_answers += 1
-        n_orphans += 1
+    for batch in itertools.chain([] if first is None else [first], results):
+        for item in batch:
+            if len(item) == 2:  # a thread: (question document, answer documents)
+                question, docs = item
+                q_writer.add_document(_doc(question))
+                n_questions += 1
+            else:
+                docs = [item]
+                n_orphans += 1
+            for doc in docs:
+                a_writer.add_document(_doc(doc))
+            n_answers += len(docs)
+        if progress:
+            progress("text index", n_answers, max(total, n_answers))
     for w in (a_writer, q_writer):
         w.commit()
         w.wait_merging_threads()

@@ -143,6 +143,31 @@ class Store:
     def comments_of(self, post_id: int) -> list[tuple[int, str]]:
         return self.db.execute("SELECT comment_id, text FROM comments WHERE post_id=? ORDER BY comment_id", (post_id,)).fetchall()
 
+    # Batched reads: one query per few hundred ids instead of one per post (index builds).
+    def answers_of_threads(self, thread_ids: Iterable[int]) -> dict[int, list[StoredPost]]:
+        """``{thread id: its answers by post id}`` for the threads that have answers."""
+        out: dict[int, list[StoredPost]] = {}
+        for chunk in _chunks(_ints(thread_ids)):
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT {_POST_COLS} FROM posts WHERE post_type=2 AND thread_id IN ({marks}) ORDER BY thread_id, post_id"
+            for row in self.db.execute(sql, chunk):
+                out.setdefault(row[2], []).append(_post(row))
+        return out
+
+    def comments_of_posts(self, post_ids: Iterable[int]) -> dict[int, list[tuple[int, str]]]:
+        """``{post id: [(comment id, text)] by comment id}`` for the posts that have comments."""
+        out: dict[int, list[tuple[int, str]]] = {}
+        for chunk in _chunks(_ints(post_ids)):
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT post_id, comment_id, text FROM comments WHERE post_id IN ({marks}) ORDER BY post_id, comment_id"
+            for post_id, comment_id, text in self.db.execute(sql, chunk):
+                out.setdefault(post_id, []).append((comment_id, text))
+        return out
+
+    def iter_post_ids(self, post_type: int) -> Iterator[tuple[int, int]]:
+        """``(post id, thread id)`` of every post of a type, by post id, without reading texts."""
+        yield from self.db.execute("SELECT post_id, thread_id FROM posts WHERE post_type=? ORDER BY post_id", (post_type,))
+
     def post_type(self, post_id: int | str) -> int | None:
         """1 question, 2 answer, None when the post is not in the collection."""
         try:

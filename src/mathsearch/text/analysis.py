@@ -62,7 +62,7 @@ _SYMBOL_WORDS = {
     "*": "times", ",": "comma", ".": "dot", "'": "prime", ":": "colon", ";": "semicolon",
     "\\|": "norm", "\\leq": "leq", "\\geq": "geq", "\\neq": "neq", "\\infty": "infinity",
 }
-_ENTITY_MATH_NUMBER = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
+_DIGITS = frozenset("0123456789")
 
 
 # -- words --------------------------------------------------------------------------------
@@ -79,19 +79,37 @@ def stem(word: str) -> str:
     return word
 
 
+class _WordTerms(dict):
+    """word -> its index term ("" for a stop word or an over-long run), filled on first sight.
+
+    A plain dict lookup per word is what makes analysing millions of posts affordable; the
+    vocabulary is bounded by clearing the table when it grows past ``_WORD_CACHE_MAX``.
+    """
+
+    __slots__ = ()
+
+    def __missing__(self, word: str) -> str:
+        term = "" if word in STOPWORDS or len(word) > 40 else stem(word)
+        if len(self) >= _WORD_CACHE_MAX:
+            self.clear()
+        self[word] = term
+        return term
+
+
+_WORD_CACHE_MAX = 2_000_000
+_WORD_TERMS = _WordTerms()
+
+
 def words(text: str) -> list[str]:
     """Content words of plain text (formulae must already be removed)."""
-    out = []
-    for w in _WORD.findall(text.lower()):
-        if w in STOPWORDS or len(w) > 40:
-            continue
-        out.append(stem(w))
-    return out
+    return [t for t in map(_WORD_TERMS.__getitem__, _WORD.findall(text.lower())) if t]
 
 
 # -- prose and formulae ---------------------------------------------------------------------
 def split_math(text: str) -> tuple[str, list[str]]:
     """``(prose, formulae)``: the text with each ``$LaTeX$`` replaced by a space, and the LaTeX."""
+    if "$" not in text and "\\(" not in text and "\\[" not in text:
+        return text, []  # no delimiter, no formula (most comments): skip the regex scan
     found = find_math(text, is_html=False)
     if not found:
         return text, []
@@ -109,15 +127,27 @@ def latex_symbols(latex: str) -> list[str]:
     return list(_latex_symbols(latex))
 
 
+class _SymbolTerms(dict):
+    """LaTeX token -> its symbol after aliasing ("" when dropped), filled on first sight."""
+
+    __slots__ = ()
+
+    def __missing__(self, tok: str) -> str:
+        sym = _LATEX_ALIAS.get(tok, tok)
+        sym = "" if sym in _LATEX_DROP else sym
+        if len(self) >= _SYMBOL_CACHE_MAX:  # numbers make the only unbounded family
+            self.clear()
+        self[tok] = sym
+        return sym
+
+
+_SYMBOL_CACHE_MAX = 200_000
+_SYMBOL_TERMS = _SymbolTerms()
+
+
 @lru_cache(maxsize=200_000)
 def _latex_symbols(latex: str) -> tuple[str, ...]:
-    out = []
-    for tok in _LATEX_TOKEN.findall(latex):
-        tok = _LATEX_ALIAS.get(tok, tok)
-        if tok in _LATEX_DROP:
-            continue
-        out.append(tok)
-    return tuple(out)
+    return tuple([s for s in map(_SYMBOL_TERMS.__getitem__, _LATEX_TOKEN.findall(latex)) if s])
 
 
 def formula_key(latex: str) -> str:
@@ -138,8 +168,10 @@ def _math_tokens(latex: str) -> tuple[str, ...]:
         return ()
     # Numbers other than small ones say little alone; keep them, but as a class in the pairs.
     out = [f"m:{s}" for s in syms]
-    classed = ["#" if _ENTITY_MATH_NUMBER.match(s) and len(s) > 1 else s for s in syms]
-    out.extend(f"p:{a}|{b}" for a, b in zip(classed, classed[1:], strict=False))
+    # A symbol of two characters or more is a command (backslash first) or a number of
+    # _LATEX_TOKEN (digit first): numbers are told apart by their first character.
+    classed = ["#" if len(s) > 1 and s[0] in _DIGITS else s for s in syms]
+    out += [f"p:{a}|{b}" for a, b in zip(classed, classed[1:], strict=False)]
     out.append(formula_key(latex))
     return tuple(out)
 
@@ -182,16 +214,26 @@ def raw_latex_terms(text: str) -> list[str]:
 def latex_word_terms(text: str, split: tuple[str, list[str]] | None = None) -> list[str]:
     """Text with each formula replaced by its LaTeX words, as words (``split``: ``split_math(text)``)."""
     prose, formulae = split if split is not None else split_math(text)
-    out = words(prose)
+    return words(prose) + formula_word_terms(formulae)
+
+
+def formula_word_terms(formulae: Iterable[str]) -> list[str]:
+    """The LaTeX words of formulae, as words: the part of :func:`latex_word_terms` they make."""
+    out: list[str] = []
     for latex in formulae:
-        out.extend(w for w in _WORD.findall(latex_to_words(latex).lower()) if len(w) <= 40)
+        out += _formula_words(latex)
     return out
+
+
+@lru_cache(maxsize=200_000)
+def _formula_words(latex: str) -> tuple[str, ...]:
+    return tuple([w for w in _WORD.findall(_latex_to_words(latex).lower()) if len(w) <= 40])
 
 
 def math_terms(formulae: Iterable[str]) -> list[str]:
     out: list[str] = []
     for latex in formulae:
-        out.extend(math_tokens(latex))
+        out += _math_tokens(latex)
     return out
 
 

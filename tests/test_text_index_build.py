@@ -1,0 +1,166 @@
+"""The text index build: the same documents, tokens and search results whatever the number of
+worker processes and however the store is read, on the real sample."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import COLLECTION, TOPICS
+
+from mathsearch.indexes.documents import QueryBags, QuestionBags, answer_fields, field_texts
+from mathsearch.indexes.text_index import Clause, TextIndex, _analysed, _jobs, build_text_indexes
+from mathsearch.indexing import build_index
+from mathsearch.readers.dollar_math import find_math
+from mathsearch.readers.topics import read_topics
+from mathsearch.store import Store
+from mathsearch.text import analysis as ta
+
+# Every (query bag, index field) pair a system may weigh.
+CLAUSES = [
+    Clause("words", "body"), Clause("math", "body_math", 0.7), Clause("raw", "body_raw"), Clause("latex_words", "body_lw"),
+    Clause("words", "comments", 0.3), Clause("title_words", "title", 0.5), Clause("words", "question", 0.5),
+    Clause("tags", "tags", 0.4), Clause("math", "q_math", 0.6),
+]
+
+
+@pytest.fixture(scope="module")
+def pruned_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample's store with every 9th question deleted, so that some answers lose their thread."""
+    index_dir = tmp_path_factory.mktemp("text-build") / "store"
+    build_index(COLLECTION, index_dir, store_only=True)
+    db = sqlite3.connect(index_dir / "store.sqlite")
+    with db:
+        db.execute("DELETE FROM posts WHERE post_type=1 AND post_id IN (SELECT post_id FROM posts WHERE post_type=1 AND post_id % 9 = 0)")
+    db.close()
+    return index_dir
+
+
+def _reference_docs(store: Store) -> list:
+    """The documents as the first build made them: one store query per thread and per answer."""
+    out, seen = [], set()
+    for q in store.iter_posts(1):
+        answers = store.answers_of(q.post_id)
+        if not answers:
+            continue
+        bags = QuestionBags.of(q.title, q.text, q.tags)
+        docs = []
+        for a in answers:
+            comments = [text for _, text in store.comments_of(a.post_id)]
+            docs.append((a.post_id, a.thread_id, field_texts(answer_fields(a.text, comments, bags))))
+            seen.add(a.post_id)
+        out.append(((q.post_id, None, field_texts(bags.fields())), docs))
+    for a in store.iter_answers():
+        if a.post_id not in seen:
+            comments = [text for _, text in store.comments_of(a.post_id)]
+            out.append((a.post_id, a.thread_id, field_texts(answer_fields(a.text, comments, None))))
+    return out
+
+
+def test_documents_same_for_any_workers_and_batched_reads(pruned_store):
+    with Store.open(pruned_store) as store:
+        one = [item for batch in _analysed(store, _jobs(store), 1) for item in batch]
+        two = [item for batch in _analysed(store, _jobs(store), 2) for item in batch]
+        reference = _reference_docs(store)
+    assert one == two == reference
+    threads = [item for item in one if len(item) == 2]
+    orphans = [item for item in one if len(item) == 3]
+    assert len(threads) > 2000 and len(orphans) > 100  # both kinds of job ran
+    fields = {name for _, docs in threads for _, _, f in docs for name in f}
+    assert fields == {"body", "body_math", "body_raw", "body_lw", "comments", "title", "question", "tags", "q_math"}
+    assert all(set(f) <= {"body", "body_math", "body_raw", "body_lw", "comments"} for _, _, f in orphans)
+
+
+def test_index_same_for_one_and_two_workers(pruned_store, tmp_path):
+    counts, indexes, seen = [], [], []
+    for workers in (1, 2):
+        out_dir = tmp_path / f"w{workers}"
+        progress: list[tuple[int, int]] = []
+        with Store.open(pruned_store) as store:
+            counts.append(build_text_indexes(store, out_dir, lambda _s, d, t, p=progress: p.append((d, t)), workers=workers))
+        indexes.append(TextIndex.open(out_dir))
+        seen.append(progress)
+    assert counts[0] == counts[1]
+    assert counts[0]["text_answers"] == 3395 and counts[0]["text_answers_without_question"] > 100
+    assert seen[0][-1] == seen[1][-1] == (3395, 3395)
+    assert indexes[0].num_answers == indexes[1].num_answers == 3395
+    topics = read_topics(TOPICS / "task1-2020.xml")[:25]
+    hits = 0
+    for topic in topics:
+        bags = QueryBags.of_topic(topic)
+        a = [ix.search_answers(bags, CLAUSES, limit=50) for ix in indexes]
+        q = [ix.search_questions(bags, CLAUSES[5:], limit=20) for ix in indexes]
+        assert a[0] == a[1] and q[0] == q[1]
+        hits += len(a[0])
+    assert hits > 25 * 40
+
+
+# -- the faster analysis makes the tokens the straightforward one made ------------------------
+_REF_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _ref_words(text: str) -> list[str]:
+    return [ta.stem(w) for w in _REF_WORD.findall(text.lower()) if w not in ta.STOPWORDS and len(w) <= 40]
+
+
+def _ref_split(text: str) -> tuple[str, list[str]]:
+    found = find_math(text, is_html=False)
+    if not found:
+        return text, []
+    prose, pos = [], 0
+    for start, end, _ in found:
+        prose.append(text[pos:start])
+        pos = end
+    prose.append(text[pos:])
+    return " ".join(prose), [latex for _, _, latex in found]
+
+
+def _ref_math_tokens(latex: str) -> list[str]:
+    syms = []
+    for tok in ta._LATEX_TOKEN.findall(latex):
+        tok = ta._LATEX_ALIAS.get(tok, tok)
+        if tok not in ta._LATEX_DROP:
+            syms.append(tok)
+    if not syms:
+        return []
+    classed = ["#" if re.match(r"^[0-9]+(?:\.[0-9]+)?$", s) and len(s) > 1 else s for s in syms]
+    key = "f:" + hashlib.blake2b("".join(syms).encode("utf-8"), digest_size=8).hexdigest()
+    return [f"m:{s}" for s in syms] + [f"p:{a}|{b}" for a, b in zip(classed, classed[1:], strict=False)] + [key]
+
+
+def _ref_latex_words(text: str) -> list[str]:
+    prose, formulae = _ref_split(text)
+    out = _ref_words(prose)
+    for latex in formulae:
+        out.extend(w for w in _REF_WORD.findall(ta.latex_to_words(latex).lower()) if len(w) <= 40)
+    return out
+
+
+def test_analysis_matches_straightforward_definitions(pruned_store):
+    with Store.open(pruned_store) as store:
+        texts = [p.text for p in store.iter_answers()][:1500]
+        texts += [text for (text,) in store.db.execute("SELECT text FROM comments ORDER BY comment_id LIMIT 3000")]
+    texts += ["no math here", "price \\$5 and `$x$` code", "\\(a+b\\) and \\[c\\]", "$x^{10}+3.5y_{12}$ $$\\dfrac12$$"]
+    n_formulae = 0
+    for text in texts:
+        prose, formulae = ta.split_math(text)
+        assert (prose, formulae) == _ref_split(text)
+        assert ta.words(prose) == _ref_words(prose)
+        assert ta.latex_word_terms(text) == _ref_latex_words(text)
+        assert ta.math_terms(formulae) == [t for f in formulae for t in _ref_math_tokens(f)]
+        n_formulae += len(formulae)
+    assert n_formulae > 5000
+
+
+def test_pool_not_used_for_one_worker(pruned_store, tmp_path):
+    # workers=1 analyses in this process: a store that cannot be reopened elsewhere still works.
+    moved = tmp_path / "moved"
+    shutil.copytree(pruned_store, moved)
+    with Store.open(moved) as store:
+        shutil.rmtree(moved)
+        counts = build_text_indexes(store, tmp_path / "out", workers=1)
+    assert counts["text_answers"] == 3395
