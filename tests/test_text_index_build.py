@@ -156,6 +156,22 @@ def test_analysis_matches_straightforward_definitions(pruned_store):
     assert n_formulae > 5000
 
 
+def test_answer_fields_match_straightforward_definitions(pruned_store):
+    with Store.open(pruned_store) as store:
+        answers = list(store.iter_answers())[:800]
+        comments = store.comments_of_posts([a.post_id for a in answers])
+    assert sum(len(c) for c in comments.values()) > 1000
+    for a in answers:
+        texts = [text for _, text in comments.get(a.post_id, [])]
+        fields = answer_fields(a.text, texts, None)
+        prose, formulae = _ref_split(a.text)
+        assert fields["body"] == _ref_words(prose)
+        assert fields["body_math"] == [t for f in formulae for t in _ref_math_tokens(f)]
+        assert fields["body_raw"] == [w for w in _REF_WORD.findall(a.text.lower()) if w not in ta.STOPWORDS and len(w) <= 40]
+        assert fields["body_lw"] == _ref_latex_words(a.text)
+        assert fields["comments"] == [w for c in texts for w in _ref_words(_ref_split(c)[0])]
+
+
 def test_pool_not_used_for_one_worker(pruned_store, tmp_path):
     # workers=1 analyses in this process: a store that cannot be reopened elsewhere still works.
     moved = tmp_path / "moved"

@@ -64,7 +64,8 @@ def answer_fields(text: str, comments: list[str], thread: QuestionBags | None) -
         "body_math": ta.math_terms(formulae),
         "body_raw": ta.raw_latex_terms(text),
         "body_lw": body + ta.formula_word_terms(formulae),  # = latex_word_terms(text), prose analysed once
-        "comments": [w for c in comments for w in ta.words(ta.split_math(c)[0])],
+        # One pass over the comments' prose joined by spaces: the words of each, in order.
+        "comments": ta.words(" ".join([ta.split_math(c)[0] for c in comments])),
     }
     ctx = thread.fields() if thread is not None else {f: [] for f in QUESTION_FIELDS}
     out.update(ctx)

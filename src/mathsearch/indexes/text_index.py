@@ -8,6 +8,7 @@ such as ``m:\\frac``), so what is matched is exactly what :mod:`mathsearch.text.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import multiprocessing as mp
@@ -149,26 +150,26 @@ def build_text_indexes(
     (root / "questions").mkdir(parents=True, exist_ok=True)
     total = int(store.counts().get("answers", 0) or 0)
     n_answers = n_questions = n_orphans = 0
-    results = _analysed(store, _jobs(store), workers)
-    first = next(results, None)  # starts the workers before tantivy starts its threads
-    answers = tantivy.Index(_schema(ANSWER_FIELDS, parent=True), path=str(root / "answers"))
-    questions = tantivy.Index(_schema(QUESTION_FIELDS, parent=False), path=str(root / "questions"))
-    a_writer = answers.writer(heap_size=heap, num_threads=1)
-    q_writer = questions.writer(heap_size=max(heap // 4, 16_000_000), num_threads=1)
-    for batch in itertools.chain([] if first is None else [first], results):
-        for item in batch:
-            if len(item) == 2:  # a thread: (question document, answer documents)
-                question, docs = item
-                q_writer.add_document(_doc(question))
-                n_questions += 1
-            else:
-                docs = [item]
-                n_orphans += 1
-            for doc in docs:
-                a_writer.add_document(_doc(doc))
-            n_answers += len(docs)
-        if progress:
-            progress("text index", n_answers, max(total, n_answers))
+    with contextlib.closing(_analysed(store, _jobs(store), workers)) as results:  # closing stops the workers
+        first = next(results, None)  # the workers fork before tantivy starts its threads
+        answers = tantivy.Index(_schema(ANSWER_FIELDS, parent=True), path=str(root / "answers"))
+        questions = tantivy.Index(_schema(QUESTION_FIELDS, parent=False), path=str(root / "questions"))
+        a_writer = answers.writer(heap_size=heap, num_threads=1)
+        q_writer = questions.writer(heap_size=max(heap // 4, 16_000_000), num_threads=1)
+        for batch in itertools.chain([] if first is None else [first], results):
+            for item in batch:
+                if len(item) == 2:  # a thread: (question document, answer documents)
+                    question, docs = item
+                    q_writer.add_document(_doc(question))
+                    n_questions += 1
+                else:  # an answer without its question
+                    docs = [item]
+                    n_orphans += 1
+                for doc in docs:
+                    a_writer.add_document(_doc(doc))
+                n_answers += len(docs)
+            if progress:
+                progress("text index", n_answers, max(total, n_answers))
     for w in (a_writer, q_writer):
         w.commit()
         w.wait_merging_threads()

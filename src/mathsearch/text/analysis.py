@@ -89,14 +89,14 @@ class _WordTerms(dict):
     __slots__ = ()
 
     def __missing__(self, word: str) -> str:
-        term = "" if word in STOPWORDS or len(word) > 40 else stem(word)
+        term = "" if word in STOPWORDS or len(word) > 40 else stem.__wrapped__(word)  # this table is its cache
         if len(self) >= _WORD_CACHE_MAX:
             self.clear()
         self[word] = term
         return term
 
 
-_WORD_CACHE_MAX = 2_000_000
+_WORD_CACHE_MAX = 1_000_000
 _WORD_TERMS = _WordTerms()
 
 
