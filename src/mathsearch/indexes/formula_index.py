@@ -387,6 +387,11 @@ class Scoring:
     The score is ``sum_f w_f * Dice_f``, with Dice over symbol-pair tuples of family ``f`` (idf-
     weighted when ``idf``), plus ``exact`` for a formula with the query's visual key, times a
     size factor ``(min(n, m) / max(n, m)) ** size_power`` of SLT node counts.
+
+    ``postings_budget`` bounds the work of a query: its tuples are read rarest first until that
+    many postings are read, and the formulae met there are the candidates; the more frequent tuples
+    (a variable next to ``=`` is in millions of formulae) only complete the candidates' scores, so
+    a candidate's score is exact but a formula sharing none of the rarer tuples is not found.
     """
 
     slt: float = 0.5
@@ -396,10 +401,27 @@ class Scoring:
     idf: bool = False
     exact: float = 0.0
     size_power: float = 0.0
+    postings_budget: int = 1_000_000
 
     @property
     def weights(self) -> tuple[float, float, float, float]:
         return (self.slt, self.opt, self.unified, self.paths)
+
+
+@dataclass(slots=True)
+class _Tuples:
+    """The query's tuples found in the index, over the families that score: one row per tuple."""
+
+    fam: np.ndarray  # family index
+    lo: np.ndarray  # posting block
+    hi: np.ndarray
+    qtf: np.ndarray  # query frequency (float64)
+    idf: np.ndarray  # weight per matched occurrence (float64: idf, or 1)
+    q_len: dict[int, float]  # per scoring family (with a tuple found): the query's Dice length
+
+    @property
+    def df(self) -> np.ndarray:
+        return self.hi - self.lo
 
 
 class FormulaIndex:
@@ -450,49 +472,13 @@ class FormulaIndex:
         return query_tokens(self.analyzer, latex, self.hasher)
 
     def score(self, q: QueryTokens, scoring: Scoring) -> tuple[np.ndarray, np.ndarray]:
-        """``(visual formulae, scores)`` of every visual formula sharing a tuple with the query."""
-        n = self.n
-        overlaps: list[tuple[int, np.ndarray, float]] = []  # (family, overlap per formula, query length)
-        for fi, fam in enumerate(FAMILIES):
-            hashes, qtf = q.hashes[fam], q.tfs[fam]
-            if scoring.weights[fi] <= 0 or not len(hashes) or not len(self.tok_hash):
-                continue
-            pos = np.minimum(np.searchsorted(self.tok_hash, hashes), len(self.tok_hash) - 1)
-            found = self.tok_hash[pos] == hashes
-            idf = self.tok_idf[pos].astype(np.float64) if scoring.idf else np.ones(len(pos))
-            q_len = float((qtf * idf).sum())  # every query tuple counts, found in the index or not
-            docs, weights = [], []
-            for p, t, wt in zip(pos[found], qtf[found], idf[found], strict=True):
-                lo, hi = int(self.post_start[p]), int(self.post_end[p])
-                docs.append(np.asarray(self.post_doc[lo:hi]))
-                weights.append(np.minimum(np.asarray(self.post_tf[lo:hi], dtype=np.float64), t) * wt)
-            if docs:
-                ov = np.bincount(np.concatenate(docs), weights=np.concatenate(weights), minlength=n)
-                overlaps.append((fi, ov, q_len))
-        touched = np.zeros(n, dtype=bool)
-        for _, ov, _ in overlaps:
-            touched |= ov > 0
-        if scoring.exact > 0:
-            touched |= self.vkey == np.uint64(q.vkey)
-        docs = np.flatnonzero(touched)
-        scores = np.zeros(len(docs), dtype=np.float64)
-        lens = self.len_idf if scoring.idf else self.len_plain
-        for fi, ov, q_len in overlaps:
-            scores += scoring.weights[fi] * 2.0 * ov[docs] / np.maximum(q_len + lens[fi][docs], 1e-9)
-        if scoring.size_power > 0 and len(docs):
-            m = self.n_nodes[docs].astype(np.float64)
-            ratio = np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)
-            scores *= ratio ** scoring.size_power
-        if scoring.exact > 0 and len(docs):
-            scores += scoring.exact * (self.vkey[docs] == np.uint64(q.vkey))
-        return docs, scores
+        """``(visual formulae ascending, scores)`` of every visual formula sharing a tuple with the
+        query (within ``scoring.postings_budget``: see :class:`Scoring`)."""
+        return self._search(q, scoring, None, None)
 
     def top(self, q: QueryTokens, scoring: Scoring, k: int, retrievable_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The best ``k`` visual formulae, score descending."""
-        docs, scores = self.score(q, scoring)
-        if retrievable_only and len(docs):
-            keep = self.retrievable[docs]
-            docs, scores = docs[keep], scores[keep]
+        docs, scores = self._search(q, scoring, k, self.retrievable if retrievable_only else None)
         if len(docs) > k:
             part = np.argpartition(-scores, k - 1)[:k]
             docs, scores = docs[part], scores[part]
@@ -502,3 +488,202 @@ class FormulaIndex:
     def instances(self, doc: int) -> slice:
         return slice(int(self.inst_ptr[doc]), int(self.inst_ptr[doc + 1]))
 
+    # A query's work is bounded by the budget, not by its tuples' postings: candidates and their
+    # overlaps from the rarer tuples (by sorting their postings, or per-family bincounts over all N
+    # formulae when that is cheaper), then each frequent tuple looked up for the candidates only,
+    # dropping those that can no longer reach the best k.  Within the budget this is exactly the
+    # sum of per-family bincounts, in the same order (the sample's runs are byte-identical).
+    def _search(self, q: QueryTokens, scoring: Scoring, k: int | None,
+                keep: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        tuples = self._tuples(q, scoring)
+        df = tuples.df
+        by_df = np.argsort(df, kind="stable")
+        within = np.cumsum(df[by_df]) <= scoring.postings_budget
+        within[:1] = True  # the rarest tuple at least
+        rare = np.zeros(len(df), dtype=bool)
+        rare[by_df[within]] = True
+        docs, ov = self._accumulate(tuples, rare)
+        if scoring.exact > 0:
+            docs, ov = self._with_exact(docs, ov, q)
+        if keep is not None:
+            kept = keep[docs]
+            docs, ov = docs[kept], ov[:, kept]
+        frequent = by_df[~within]
+        if len(frequent):
+            rest = np.zeros(len(FAMILIES))  # what the tuples not read yet may still add, per family
+            np.add.at(rest, tuples.fam[frequent], tuples.qtf[frequent] * tuples.idf[frequent])
+            bounds = _Bounds(self, docs, tuples, scoring, q) if k is not None else None
+            members = _Members(self.n, docs)
+            slack = np.inf  # what the unread tuples could add at the last pruning
+            for j in frequent.tolist():
+                # Prune again once the unread tuples' weight has dropped by a third: a bound over
+                # all candidates per tuple would cost more than the lookups it saves.
+                if bounds is not None and len(docs) > k and rest.sum() <= slack * (2 / 3):
+                    slack = rest.sum()
+                    alive = bounds.alive(ov, rest, k)
+                    members.drop(docs[~alive])
+                    docs, ov = docs[alive], ov[:, alive]
+                    members.number(docs)
+                    bounds.keep(alive)
+                rows, tf = self._lookup(docs, members, int(tuples.lo[j]), int(tuples.hi[j]))
+                fi = int(tuples.fam[j])
+                ov[fi, rows] += np.minimum(tf.astype(np.float64), tuples.qtf[j]) * tuples.idf[j]
+                rest[fi] -= tuples.qtf[j] * tuples.idf[j]
+        return docs.astype(np.int64), self._combine(docs, ov, tuples, scoring, q)
+
+    def _tuples(self, q: QueryTokens, scoring: Scoring) -> _Tuples:
+        fams, pos, qtfs, idfs, q_len = [], [], [], [], {}
+        for fi, fam in enumerate(FAMILIES):
+            hashes, qtf = q.hashes[fam], q.tfs[fam]
+            if scoring.weights[fi] <= 0 or not len(hashes) or not len(self.tok_hash):
+                continue
+            p = np.minimum(np.searchsorted(self.tok_hash, hashes), len(self.tok_hash) - 1)
+            found = self.tok_hash[p] == hashes
+            idf = self.tok_idf[p].astype(np.float64) if scoring.idf else np.ones(len(p))
+            if not found.any():
+                continue
+            q_len[fi] = float((qtf * idf).sum())  # every query tuple counts, found in the index or not
+            fams.append(np.full(int(found.sum()), fi, dtype=np.int64))
+            pos.append(p[found])
+            qtfs.append(qtf[found])
+            idfs.append(idf[found])
+        if not fams:
+            empty = np.zeros(0, dtype=np.int64)
+            return _Tuples(empty, empty, empty, np.zeros(0), np.zeros(0), {})
+        p = np.concatenate(pos)
+        return _Tuples(np.concatenate(fams), self.post_start[p], self.post_end[p], np.concatenate(qtfs),
+                       np.concatenate(idfs), q_len)
+
+    def _accumulate(self, tuples: _Tuples, rare: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The formulae in the postings of the ``rare`` tuples (ascending) and their overlap per
+        family (families x formulae), summed in query tuple order as a per-family bincount would."""
+        docs, weights = [], []
+        for j in np.flatnonzero(rare).tolist():
+            lo, hi = int(tuples.lo[j]), int(tuples.hi[j])
+            docs.append(np.asarray(self.post_doc[lo:hi]))
+            weights.append(np.minimum(np.asarray(self.post_tf[lo:hi], dtype=np.float64), tuples.qtf[j]) * tuples.idf[j])
+        n_fam = len(FAMILIES)
+        if not docs:
+            return np.zeros(0, dtype=np.int32), np.zeros((n_fam, 0))
+        if sum(len(d) for d in docs) * 4 >= self.n:  # many postings for few formulae: dense arrays are cheaper
+            return self._accumulate_dense(tuples, rare, docs, weights)
+        all_docs = np.concatenate(docs)
+        fam = np.repeat(tuples.fam[rare], [len(d) for d in docs])
+        order = np.argsort(all_docs, kind="stable")  # merges the sorted blocks
+        ordered = all_docs[order]
+        first = np.empty(len(ordered), dtype=bool)
+        first[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        slot = np.empty(len(ordered), dtype=np.int64)
+        slot[order] = np.cumsum(first) - 1
+        uniq = ordered[first]  # int32 like the postings: searchsorted in a block must not convert it
+        m = len(uniq)
+        ov = np.bincount(fam * m + slot, weights=np.concatenate(weights), minlength=n_fam * m)
+        return uniq, ov.reshape(n_fam, m)
+
+    def _accumulate_dense(self, tuples: _Tuples, rare: np.ndarray, docs: list[np.ndarray],
+                          weights: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_accumulate` with one bincount over all N formulae per family."""
+        fam = tuples.fam[rare]
+        per_fam = {fi: np.bincount(np.concatenate([d for d, f in zip(docs, fam, strict=True) if f == fi]),
+                                   weights=np.concatenate([w for w, f in zip(weights, fam, strict=True) if f == fi]),
+                                   minlength=self.n)
+                   for fi in np.unique(fam).tolist()}
+        touched = np.zeros(self.n, dtype=bool)
+        for ov in per_fam.values():
+            touched |= ov > 0
+        uniq = np.flatnonzero(touched).astype(np.int32)
+        out = np.zeros((len(FAMILIES), len(uniq)))
+        for fi, ov in per_fam.items():
+            out[fi] = ov[uniq]
+        return uniq, out
+
+    def _with_exact(self, docs: np.ndarray, ov: np.ndarray, q: QueryTokens) -> tuple[np.ndarray, np.ndarray]:
+        """Add the formulae with the query's visual key (they may share no tuple with it)."""
+        same = np.flatnonzero(self.vkey == np.uint64(q.vkey)).astype(np.int32)
+        at = np.minimum(np.searchsorted(docs, same), max(len(docs) - 1, 0))
+        new = same[docs[at] != same] if len(docs) else same
+        if not len(new):
+            return docs, ov
+        merged = np.sort(np.concatenate([docs, new]))
+        out = np.zeros((ov.shape[0], len(merged)))
+        out[:, np.searchsorted(merged, docs)] = ov
+        return merged, out
+
+    def _lookup(self, docs: np.ndarray, members: _Members, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of ``docs`` (ascending) found in the posting block ``lo:hi``, and their tf there."""
+        if not len(docs):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint16)
+        block = self.post_doc[lo:hi]
+        if len(docs) * 32 < hi - lo:  # few candidates, long block: binary-search each candidate
+            at = np.minimum(np.searchsorted(block, docs), hi - lo - 1)
+            hit = np.asarray(block[at]) == docs
+            return np.flatnonzero(hit), np.asarray(self.post_tf[lo + at[hit]])
+        block = np.asarray(block)  # else one pass over the block against the candidates' marks
+        hit = members.mark[block]
+        return members.row[block[hit]], np.asarray(self.post_tf[lo:hi])[hit]
+
+    def _combine(self, docs: np.ndarray, ov: np.ndarray, tuples: _Tuples, scoring: Scoring,
+                 q: QueryTokens) -> np.ndarray:
+        """Scores from per-family overlaps: weighted Dice, size factor, exact-match bonus."""
+        scores = np.zeros(len(docs), dtype=np.float64)
+        lens = self.len_idf if scoring.idf else self.len_plain
+        for fi, q_len in tuples.q_len.items():
+            scores += scoring.weights[fi] * 2.0 * ov[fi] / np.maximum(q_len + lens[fi][docs], 1e-9)
+        if scoring.size_power > 0 and len(docs):
+            m = self.n_nodes[docs].astype(np.float64)
+            ratio = np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)
+            scores *= ratio ** scoring.size_power
+        if scoring.exact > 0 and len(docs):
+            scores += scoring.exact * (self.vkey[docs] == np.uint64(q.vkey))
+        return scores
+
+
+class _Bounds:
+    """Bounds on the final scores of candidates while frequent tuples are still unread: the
+    score so far (a lower bound) and the score if every unread tuple matched in full, each
+    overlap capped by both lengths (an upper bound).  A candidate whose upper bound is below the
+    k-th best lower bound cannot reach the best k."""
+
+    def __init__(self, ix: FormulaIndex, docs: np.ndarray, tuples: _Tuples, scoring: Scoring, q: QueryTokens):
+        lens = ix.len_idf if scoring.idf else ix.len_plain
+        self.fams = list(tuples.q_len)
+        q_len = np.array([tuples.q_len[fi] for fi in self.fams])
+        length = np.stack([lens[fi][docs] for fi in self.fams]).astype(np.float64)  # families x candidates
+        weight = np.array([scoring.weights[fi] for fi in self.fams])[:, None]
+        self.ratio = 2.0 * weight / np.maximum(q_len[:, None] + length, 1e-9)
+        self.cap = np.minimum(length, q_len[:, None]) * (1 + 1e-6) + 1e-9  # an overlap is at most either length
+        self.factor = np.ones(len(docs))
+        if scoring.size_power > 0:
+            m = ix.n_nodes[docs].astype(np.float64)
+            self.factor = (np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)) ** scoring.size_power
+        self.bonus = scoring.exact * (ix.vkey[docs] == np.uint64(q.vkey)) if scoring.exact > 0 else np.zeros(len(docs))
+
+    def alive(self, ov: np.ndarray, rest: np.ndarray, k: int) -> np.ndarray:
+        seen = ov[self.fams]
+        low = (seen * self.ratio).sum(axis=0) * self.factor + self.bonus
+        floor = np.partition(low, len(low) - k)[len(low) - k]
+        high_ov = np.minimum(seen + rest[self.fams][:, None] * (1 + 1e-9) + 1e-12, self.cap)  # slack: rounding
+        high = (high_ov * self.ratio).sum(axis=0) * self.factor * (1 + 1e-9) + self.bonus
+        return high >= floor
+
+    def keep(self, alive: np.ndarray) -> None:
+        self.ratio, self.cap = self.ratio[:, alive], self.cap[:, alive]
+        self.factor, self.bonus = self.factor[alive], self.bonus[alive]
+
+
+class _Members:
+    """The candidates as dense per-formula arrays: marked, and their row; one pass over a posting
+    block then finds them (the arrays are allocated per query, so queries may run in threads)."""
+
+    def __init__(self, n: int, docs: np.ndarray):
+        self.mark = np.zeros(n, dtype=bool)
+        self.mark[docs] = True
+        self.row = np.empty(n, dtype=np.int64)  # only the candidates' entries are ever read
+        self.number(docs)
+
+    def drop(self, docs: np.ndarray) -> None:
+        self.mark[docs] = False
+
+    def number(self, docs: np.ndarray) -> None:
+        self.row[docs] = np.arange(len(docs))
