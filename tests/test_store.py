@@ -79,6 +79,20 @@ def _raw_dump(root: Path) -> Path:
     return root
 
 
+def test_batched_id_reads_agree_with_per_post_reads(sample_index):
+    from mathsearch.records import LinkType
+
+    with Store.open(sample_index) as store:
+        questions = [p.post_id for p in store.iter_posts(1)][:400]
+        answers = store.answer_ids_of_threads(questions)
+        assert answers == {q: [a.post_id for a in store.answers_of(q)] for q in questions if store.answers_of(q)}
+        assert sum(len(v) for v in answers.values()) > 300
+        for link_type in (None, LinkType.DUPLICATE):
+            linked = store.linked_many(questions, link_type)
+            assert linked == {q: sorted(store.linked(q, link_type)) for q in questions if store.linked(q, link_type)}
+        assert linked  # some duplicates among them
+
+
 def test_raw_dump_indexes_with_its_formulae(tmp_path):
     counts = build_index(_raw_dump(tmp_path / "dump"), tmp_path / "idx")
     assert (counts.questions, counts.answers, counts.comments, counts.links) == (1, 2, 1, 1)

@@ -164,6 +164,17 @@ class Store:
                 out.setdefault(post_id, []).append((comment_id, text))
         return out
 
+    def answer_ids_of_threads(self, thread_ids: Iterable[int]) -> dict[int, list[int]]:
+        """``{thread id: its answer ids}`` without reading texts (query time: signals that pass a
+        question's score to its answers ask this for tens of threads a query)."""
+        out: dict[int, list[int]] = {}
+        for chunk in _chunks(_ints(thread_ids)):
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT thread_id, post_id FROM posts WHERE post_type=2 AND thread_id IN ({marks}) ORDER BY thread_id, post_id"
+            for thread_id, post_id in self.db.execute(sql, chunk):
+                out.setdefault(thread_id, []).append(post_id)
+        return out
+
     def iter_post_ids(self, post_type: int) -> Iterator[tuple[int, int]]:
         """``(post id, thread id)`` of every post of a type, by post id, without reading texts."""
         yield from self.db.execute("SELECT post_id, thread_id FROM posts WHERE post_type=? ORDER BY post_id", (post_type,))
@@ -189,6 +200,18 @@ class Store:
             "SELECT related_post_id FROM links WHERE post_id=?{t} UNION SELECT post_id FROM links WHERE related_post_id=?{t}"
         ).format(t="" if link_type is None else f" AND link_type={int(link_type)}")
         return [r[0] for r in self.db.execute(sql, (post_id, post_id))]
+
+    def linked_many(self, post_ids: Iterable[int], link_type: LinkType | None = None) -> dict[int, list[int]]:
+        """:meth:`linked` of many posts in two queries: ``{post id: linked questions}``."""
+        t = "" if link_type is None else f" AND link_type={int(link_type)}"
+        out: dict[int, set[int]] = {}
+        for chunk in _chunks(_ints(post_ids)):
+            marks = ",".join("?" * len(chunk))
+            for a, b in self.db.execute(f"SELECT post_id, related_post_id FROM links WHERE post_id IN ({marks}){t}", chunk):
+                out.setdefault(a, set()).add(b)
+            for a, b in self.db.execute(f"SELECT related_post_id, post_id FROM links WHERE related_post_id IN ({marks}){t}", chunk):
+                out.setdefault(a, set()).add(b)
+        return {k: sorted(v) for k, v in out.items()}
 
     # -- formulae -------------------------------------------------------------------------
     def formula(self, formula_id: int | str) -> StoredFormula | None:

@@ -38,10 +38,10 @@ def similar_questions(ctx: SearchContext, query: SearchQuery, weights: Mapping[s
 def thread_scores(ctx: SearchContext, questions: Mapping[int, float]) -> dict[int, float]:
     """Each answer of a scored question gets the question's score."""
     out: dict[int, float] = {}
-    store = ctx.store
+    answers = ctx.store.answer_ids_of_threads(questions)
     for qid, score in questions.items():
-        for a in store.answers_of(qid):
-            out[a.post_id] = max(out.get(a.post_id, 0.0), score)
+        for a in answers.get(qid, ()):
+            out[a] = max(out.get(a, 0.0), score)
     return out
 
 
@@ -49,10 +49,12 @@ def linked_scores(ctx: SearchContext, questions: Mapping[int, float], decay: flo
     """Answers of questions linked as duplicates to scored questions, with that score times ``decay``."""
     out: dict[int, float] = {}
     store = ctx.store
+    links = store.linked_many(questions, LinkType.DUPLICATE)
+    answers = store.answer_ids_of_threads({o for others in links.values() for o in others})
     for qid, score in questions.items():
-        for other in store.linked(qid, LinkType.DUPLICATE):
-            for a in store.answers_of(other):
-                out[a.post_id] = max(out.get(a.post_id, 0.0), score * decay)
+        for other in links.get(qid, ()):
+            for a in answers.get(other, ()):
+                out[a] = max(out.get(a, 0.0), score * decay)
     return out
 
 
