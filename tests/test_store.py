@@ -91,6 +91,10 @@ def test_batched_id_reads_agree_with_per_post_reads(sample_index):
             linked = store.linked_many(questions, link_type)
             assert linked == {q: sorted(store.linked(q, link_type)) for q in questions if store.linked(q, link_type)}
         assert linked  # some duplicates among them
+        # answer ids come from the index alone: no read of the posts' rows (their texts) at query time
+        plan = store.db.execute("EXPLAIN QUERY PLAN SELECT thread_id, post_id FROM posts WHERE post_type=2 "
+                                "AND thread_id IN (1, 2) ORDER BY thread_id, post_id").fetchall()
+        assert "COVERING INDEX posts_thread" in str(plan)
 
 
 def test_raw_dump_indexes_with_its_formulae(tmp_path):
