@@ -211,9 +211,9 @@ def raw_latex_terms(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) <= 40]
 
 
-def latex_word_terms(text: str, split: tuple[str, list[str]] | None = None) -> list[str]:
-    """Text with each formula replaced by its LaTeX words, as words (``split``: ``split_math(text)``)."""
-    prose, formulae = split if split is not None else split_math(text)
+def latex_word_terms(text: str) -> list[str]:
+    """Text with each formula replaced by its LaTeX words, as words."""
+    prose, formulae = split_math(text)
     return words(prose) + formula_word_terms(formulae)
 
 
