@@ -117,13 +117,14 @@ class Store:
         row = self.db.execute(f"SELECT {_POST_COLS} FROM posts WHERE post_id=?", (int(post_id),)).fetchone()
         return _post(row) if row else None
 
+    def _rows_in(self, sql: str, ids: Iterable[Any]) -> Iterator[tuple]:
+        """Rows of ``sql`` with ``{ids}`` standing for the ids, a few hundred ids a query (SQLite
+        caps a statement's parameters); an ORDER BY holds within each chunk."""
+        for chunk in _chunks(_ints(ids)):
+            yield from self.db.execute(sql.format(ids=",".join("?" * len(chunk))), chunk)
+
     def posts(self, post_ids: Iterable[int | str]) -> dict[int, StoredPost]:
-        out: dict[int, StoredPost] = {}
-        for chunk in _chunks(_ints(post_ids)):
-            marks = ",".join("?" * len(chunk))
-            for row in self.db.execute(f"SELECT {_POST_COLS} FROM posts WHERE post_id IN ({marks})", chunk):
-                out[row[0]] = _post(row)
-        return out
+        return {row[0]: _post(row) for row in self._rows_in(f"SELECT {_POST_COLS} FROM posts WHERE post_id IN ({{ids}})", post_ids)}
 
     def iter_posts(self, post_type: int | None = None) -> Iterator[StoredPost]:
         if post_type is None:
@@ -147,32 +148,26 @@ class Store:
     def answers_of_threads(self, thread_ids: Iterable[int]) -> dict[int, list[StoredPost]]:
         """``{thread id: its answers by post id}`` for the threads that have answers."""
         out: dict[int, list[StoredPost]] = {}
-        for chunk in _chunks(_ints(thread_ids)):
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT {_POST_COLS} FROM posts WHERE post_type=2 AND thread_id IN ({marks}) ORDER BY thread_id, post_id"
-            for row in self.db.execute(sql, chunk):
-                out.setdefault(row[2], []).append(_post(row))
+        sql = f"SELECT {_POST_COLS} FROM posts WHERE post_type=2 AND thread_id IN ({{ids}}) ORDER BY thread_id, post_id"
+        for row in self._rows_in(sql, thread_ids):
+            out.setdefault(row[2], []).append(_post(row))
         return out
 
     def comments_of_posts(self, post_ids: Iterable[int]) -> dict[int, list[tuple[int, str]]]:
         """``{post id: [(comment id, text)] by comment id}`` for the posts that have comments."""
         out: dict[int, list[tuple[int, str]]] = {}
-        for chunk in _chunks(_ints(post_ids)):
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT post_id, comment_id, text FROM comments WHERE post_id IN ({marks}) ORDER BY post_id, comment_id"
-            for post_id, comment_id, text in self.db.execute(sql, chunk):
-                out.setdefault(post_id, []).append((comment_id, text))
+        sql = "SELECT post_id, comment_id, text FROM comments WHERE post_id IN ({ids}) ORDER BY post_id, comment_id"
+        for post_id, comment_id, text in self._rows_in(sql, post_ids):
+            out.setdefault(post_id, []).append((comment_id, text))
         return out
 
     def answer_ids_of_threads(self, thread_ids: Iterable[int]) -> dict[int, list[int]]:
         """``{thread id: its answer ids}`` without reading texts (query time: signals that pass a
         question's score to its answers ask this for tens of threads a query)."""
         out: dict[int, list[int]] = {}
-        for chunk in _chunks(_ints(thread_ids)):
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT thread_id, post_id FROM posts WHERE post_type=2 AND thread_id IN ({marks}) ORDER BY thread_id, post_id"
-            for thread_id, post_id in self.db.execute(sql, chunk):
-                out.setdefault(thread_id, []).append(post_id)
+        sql = "SELECT thread_id, post_id FROM posts WHERE post_type=2 AND thread_id IN ({ids}) ORDER BY thread_id, post_id"
+        for thread_id, post_id in self._rows_in(sql, thread_ids):
+            out.setdefault(thread_id, []).append(post_id)
         return out
 
     def iter_post_ids(self, post_type: int) -> Iterator[tuple[int, int]]:
@@ -204,12 +199,11 @@ class Store:
     def linked_many(self, post_ids: Iterable[int], link_type: LinkType | None = None) -> dict[int, list[int]]:
         """:meth:`linked` of many posts in two queries: ``{post id: linked questions}``."""
         t = "" if link_type is None else f" AND link_type={int(link_type)}"
+        ids = _ints(post_ids)
         out: dict[int, set[int]] = {}
-        for chunk in _chunks(_ints(post_ids)):
-            marks = ",".join("?" * len(chunk))
-            for a, b in self.db.execute(f"SELECT post_id, related_post_id FROM links WHERE post_id IN ({marks}){t}", chunk):
-                out.setdefault(a, set()).add(b)
-            for a, b in self.db.execute(f"SELECT related_post_id, post_id FROM links WHERE related_post_id IN ({marks}){t}", chunk):
+        for sql in (f"SELECT post_id, related_post_id FROM links WHERE post_id IN ({{ids}}){t}",
+                    f"SELECT related_post_id, post_id FROM links WHERE related_post_id IN ({{ids}}){t}"):
+            for a, b in self._rows_in(sql, ids):
                 out.setdefault(a, set()).add(b)
         return {k: sorted(v) for k, v in out.items()}
 
@@ -230,12 +224,8 @@ class Store:
         return f.visual_id if f else None
 
     def visual_ids(self, formula_ids: Iterable[int | str]) -> dict[str, str | None]:
-        out: dict[str, str | None] = {}
-        for chunk in _chunks(_ints(formula_ids)):
-            marks = ",".join("?" * len(chunk))
-            for fid, vid in self.db.execute(f"SELECT formula_id, visual_id FROM formulas WHERE formula_id IN ({marks})", chunk):
-                out[str(fid)] = vid
-        return out
+        sql = "SELECT formula_id, visual_id FROM formulas WHERE formula_id IN ({ids})"
+        return {str(fid): vid for fid, vid in self._rows_in(sql, formula_ids)}
 
     def formulas_of(self, post_id: int) -> list[StoredFormula]:
         rows = self.db.execute(f"SELECT {_FORMULA_COLS} FROM formulas WHERE post_id=? ORDER BY formula_id", (post_id,))
