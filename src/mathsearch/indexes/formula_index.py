@@ -37,7 +37,6 @@ import multiprocessing as mp
 import os
 import re
 import shutil
-import time
 from array import array
 from collections import Counter
 from collections.abc import Callable
@@ -343,7 +342,6 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
     """Write ``index_dir/formula`` from the store (into a sibling folder swapped in only when
     complete: a failed build leaves the old index alone); return the counts for
     ``mathsearch index --json``."""
-    started = time.perf_counter()
     root = Path(index_dir) / FORMULA_DIR
     workers = workers or min(2, os.cpu_count() or 1)
     with atomic_directory(root) as out:
@@ -373,7 +371,6 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
                 "opt_window": OPT_WINDOW, **counts}
         (out / MANIFEST).write_text(json.dumps(meta, indent=1))
     counts["formula_bytes"] = sum(p.stat().st_size for p in root.iterdir())
-    counts["formula_build_seconds"] = round(time.perf_counter() - started, 2)
     if progress:
         progress("formula postings", 1, 1)
     return counts
