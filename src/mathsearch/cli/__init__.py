@@ -6,6 +6,9 @@ turn :class:`~mathsearch.errors.MathsearchError` into one clear sentence and an 
 
 from __future__ import annotations
 
+import signal
+import sys
+
 import typer
 
 app = typer.Typer(
@@ -22,7 +25,14 @@ def _root() -> None:
     """Math-aware search and evaluation for ARQMath / Math Stack Exchange collections."""
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    """SIGTERM stops a command as Ctrl-C does: half-built folders are removed on the way out."""
+    sys.stderr.write("terminated\n")
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminated)
     app()
 
 

@@ -42,15 +42,19 @@ def index(
             bar.update(tasks[stage], completed=min(done, total))
 
         counts = build_index(collection, index_dir, progress, store_only=store_only, optional=("dense",) if dense else ())
+    for folder, size in counts.cleaned:
+        console.print(f"removed {folder} ({size / 2**20:,.1f} MiB), left by a build that did not finish",
+                      highlight=False, soft_wrap=True)
     if json_out:
         out = counts.as_json()
-        print_json({**{k: out[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")}, **counts.indexes})
+        print_json({**{k: out[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")},
+                    **counts.indexes, "store_seconds": round(counts.seconds, 2), "seconds": counts.total_seconds})
     else:
         console.print(
             f"indexed {collection} into {index_dir}: {counts.questions:,} questions, {counts.answers:,} answers, "
             f"{counts.comments:,} comments, {counts.links:,} links, {counts.formulas:,} formulae "
-            f"in {counts.seconds:.1f} s",
-            soft_wrap=True,
+            f"in {counts.total_seconds:.1f} s (store {counts.seconds:.1f} s)",
+            soft_wrap=True, highlight=False,
         )
         for reason, n in sorted(counts.skipped.items()):
             console.print(f"  skipped {n:,}: {reason}", soft_wrap=True)

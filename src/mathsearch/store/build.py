@@ -27,6 +27,7 @@ from ..readers.arqmath import iter_post_links
 from ..readers.collection import CollectionFiles, CollectionReader
 from ..readers.formula_tsv import iter_formula_tsv
 from ..records import FormulaRecord, ReadReport
+from .atomic import die_with_parent
 from .schema import (
     POSTS_INDEXES,
     POSTS_TABLES,
@@ -228,6 +229,7 @@ def _side_load(files: CollectionFiles, path: str, done: Any) -> None:
     What it skipped goes into ``side_meta``; an error that stops it is written there too,
     so the parent can say it in one sentence.
     """
+    die_with_parent()  # a build killed outright takes this reader with it
     side = _connect(Path(path), SIDE_TABLES)
     slot = {"comments": 0, "links": 1, "formulas": 2}
 
