@@ -183,3 +183,28 @@ def test_formula_tsv_lookup_on_real_sample():
     assert lookup.formula_kind("1552") == "answer" and lookup.visual_id("1552") == "695948"
     assert lookup.formula_post("1552") == "9253" and lookup.post_type("9253") == 2
     assert lookup.report.rows == 76968
+
+
+def test_run_scores_read_in_a_fresh_interpreter(tmp_path):
+    """`import pyarrow` does not load `pyarrow.compute`: the arrow reader imports it itself.  A core
+    install (no pandas) crashed on `mathsearch eval` and `fuse`; in the full venv pyarrow's pandas
+    shim loaded it, hiding the bug, so the fresh interpreter here runs as if pandas were missing."""
+    import subprocess
+    import sys
+
+    run = DATA / "runs" / "prim_MathDowsers-task1-alpha05noReRank-auto-both-A.tsv"
+    code = (
+        "import sys\n"
+        "class NoPandas:  # as in a core install\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.partition('.')[0] == 'pandas': raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, NoPandas())\n"
+        "from mathsearch.readers.runs import read_run_scores; from mathsearch.records import ReadReport\n"
+        f"r = ReadReport(); s = read_run_scores({str(run)!r}, 1, r)\n"
+        "print(len(s), sum(map(len, s.values())), r.skipped_total, 'pyarrow.compute' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    topics, hits, skipped, arrow_used = out.stdout.split()
+    assert int(topics) > 0 and int(hits) >= int(topics) and skipped == "0"
+    assert arrow_used == "True"  # the fast reader ran, not only the line-by-line fallback

@@ -145,6 +145,7 @@ def _read_scores_arrow(path: Path, task: int) -> tuple[dict[str, dict[str, float
     try:
         import numpy as np
         import pyarrow as pa
+        import pyarrow.compute as pc  # a submodule: `import pyarrow` alone does not load it
         import pyarrow.csv as pacsv
     except ImportError:  # pragma: no cover - both are dependencies
         return None
@@ -171,7 +172,7 @@ def _read_scores_arrow(path: Path, task: int) -> tuple[dict[str, dict[str, float
     scores_np = table.column("score").to_numpy()
     if not np.isfinite(scores_np).all():
         return None
-    if task == 1 and not pa.compute.all(pa.compute.equal(table.column("q0"), "Q0")).as_py():
+    if task == 1 and not pc.all(pc.equal(table.column("q0"), pa.scalar("Q0"))).as_py():
         return None
     topic_col = table.column("topic").combine_chunks().dictionary_encode()
     index = topic_col.indices.to_numpy(zero_copy_only=False)
