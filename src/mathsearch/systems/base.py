@@ -116,6 +116,25 @@ def system_class(name: str) -> type:
         raise InputError(f"unknown system {name!r}; known systems: {known}") from None
 
 
+def _type_name(kind: Any) -> str:
+    return getattr(kind, "__name__", None) or str(kind)
+
+
+def _describe(cls: type, hints: dict[str, Any]) -> str:
+    """``math (float, default 1.0), ...``: what a spec of ``cls`` may set."""
+    params = [f for f in dataclasses.fields(cls) if f.init]
+    if not params:
+        return "it takes no parameters"
+    parts = []
+    for f in params:
+        default = "" if f.default is dataclasses.MISSING else f", default {f.default!r}"
+        parts.append(f"{f.name} ({_type_name(hints.get(f.name))}{default})")
+    return "its parameters are " + ", ".join(parts)
+
+
+_EXPECTED = {bool: "true or false", int: "a whole number", float: "a number", str: "a text"}
+
+
 def _convert(value: str, kind: Any, name: str, system: str) -> Any:
     try:
         if kind is bool:
@@ -127,7 +146,10 @@ def _convert(value: str, kind: Any, name: str, system: str) -> Any:
         if kind in (int, float, str):
             return kind(value)
     except ValueError:
-        raise InputError(f"system {system}: parameter {name} wants a {kind.__name__}, got {value!r}") from None
+        raise InputError(
+            f"system {system}: {value!r} is not a valid value for parameter {name}, "
+            f"which takes {_EXPECTED.get(kind, _type_name(kind))} ({_type_name(kind)})"
+        ) from None
     return value
 
 
@@ -141,14 +163,14 @@ def make_system(spec: str, **params: Any) -> Any:
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = item.partition("=")
         key = key.strip()
-        if not eq or key not in known:
-            raise InputError(
-                f"system {name}: bad parameter {item!r}; parameters are {', '.join(sorted(known)) or 'none'}"
-            )
+        if key not in known:
+            raise InputError(f"system {name}: unknown parameter {key!r} (in {item!r}); {_describe(cls, hints)}")
+        if not eq:
+            raise InputError(f"system {name}: parameter {key} needs a value, as {key}=VALUE; {_describe(cls, hints)}")
         values[key] = _convert(value.strip(), hints.get(key), key, name)
     for key, value in params.items():
         if key not in known:
-            raise InputError(f"system {name}: unknown parameter {key!r}")
+            raise InputError(f"system {name}: unknown parameter {key!r}; {_describe(cls, hints)}")
         values[key] = value
     return cls(**values)
 
