@@ -95,9 +95,16 @@ def read_topic_formulas(path: str | Path, report: ReadReport | None = None) -> l
     out: list[TopicFormula] = []
     with _open_tsv(path) as fh:
         reader = csv.reader(fh, delimiter="\t")
-        for row in reader:
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                report.skip("malformed topic formula line", f"{path}:{reader.line_num} ({exc})")
+                continue
             line = reader.line_num
-            if not row:
+            if not row or row == [""]:
                 continue
             if row[0].strip().lower() == "id" and len(row) > 1 and row[1].strip().lower() == "topic_id":
                 continue
@@ -105,6 +112,9 @@ def read_topic_formulas(path: str | Path, report: ReadReport | None = None) -> l
                 report.skip(f"topic formula line with {len(row)} columns (expected 5)", f"{path}:{line}")
                 continue
             fid, topic_id, thread_id, kind, formula = row
+            if not fid.strip() or not topic_id.strip():
+                report.skip("topic formula line without formula id or topic id", f"{path}:{line}")
+                continue
             try:
                 out.append(
                     TopicFormula(

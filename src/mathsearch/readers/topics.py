@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..errors import InputError
+from ..errors import FormatError, InputError
 from ..records import FormulaKind, ReadReport, Topic, TopicFormula
 from .arqmath import parse_tags
 from .formula_tsv import read_topic_formulas
@@ -41,7 +41,11 @@ def read_topics(
     """All topics of a topic XML file.
 
     ``formulas_tsv`` (a topic LaTeX formula file) adds the thread id and any formula the
-    markup lacks; the span text is kept where both exist.
+    markup lacks; the span text is kept where both exist.  Its bad lines are skipped and reported
+    in ``report`` with file and line.
+
+    Raises :class:`InputError` when the file holds no topic, and :class:`FormatError` (naming both
+    lines) when a topic number appears twice: a run cannot tell the two topics apart.
     """
     path = Path(path)
     report = report if report is not None else ReadReport(source=str(path))
@@ -52,6 +56,7 @@ def read_topics(
         for tf in read_topic_formulas(formulas_tsv, report):
             extra.setdefault(tf.topic_id, []).append(tf)
     topics: list[Topic] = []
+    first_line: dict[str, int] = {}
     try:
         for _, elem in etree.iterparse(str(path), events=("end",), tag="Topic", huge_tree=True):
             topic_id = (elem.get("number") or "").strip()
@@ -59,6 +64,10 @@ def read_topics(
                 report.skip("topic without number", f"{path}:{elem.sourceline}")
                 elem.clear()
                 continue
+            if topic_id in first_line:
+                raise FormatError(str(path), elem.sourceline or 0,
+                                  f"topic {topic_id} appears twice (first at line {first_line[topic_id]})")
+            first_line[topic_id] = elem.sourceline or 0
             title, question = _child_text(elem, "Title"), _child_text(elem, "Question")
             formulas = topic_formulas_from_markup(topic_id, title, question)
             # Task 2 topic ids are B.N; the formula files are keyed by the Task 1 id A.N.
@@ -87,4 +96,8 @@ def read_topics(
             elem.clear()
     except etree.XMLSyntaxError as exc:
         raise InputError(f"{path} is not a readable topic XML file: {exc.msg} (line {exc.lineno}).") from None
+    if not topics:
+        if report.skipped.get("topic without number"):
+            raise InputError(f"{path}: no <Topic> has a number attribute, so there is no topic to read.")
+        raise InputError(f"{path} holds no <Topic> element: is it an ARQMath topic file?")
     return topics
