@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ..errors import InputError
-from ._common import friendly_errors, print_json
+from ._common import console, friendly_errors, print_json
 
 
 def _answer_map(path: Path) -> dict[tuple[str, str], str]:
@@ -89,7 +88,7 @@ def eval_runs(
     bad_lines = report.qrels_read.skipped_total + sum(r.read.skipped_total for r in report.runs)
     if json_out:
         print_json(to_json(report))
-        err = Console(stderr=True)
+        err = console(stderr=True)
         for r in report.runs:
             for w in r.notes + (r.checks.summary() if r.checks else []):
                 err.print(f"warning: {r.name}: {w}", highlight=False, soft_wrap=True)
