@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..errors import InputError
 from ..readers.topics import read_topics
+from ..records import ReadReport
 from ..runs import suggest_run_name, write_formula_run, write_trec_run
 from ..systems import SearchContext, make_system, run_system, spec, system_class, system_names
 from ..systems.ours import default_spec
-from ._common import friendly_errors, print_json
+from ._common import check_output, console, friendly_errors, print_json
 
 
 def run(
@@ -23,8 +23,8 @@ def run(
                                       "(default: ours for Task 1, with dense signals when the index has them; formula for Task 2)."),
     topics: Path = typer.Option(..., "--topics", "-t", help="Topic XML file of the task."),
     formulas: Path | None = typer.Option(None, "--formulas", help="Topic formula TSV (adds formula ids/threads)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Run file to write."),
-    depth: int = typer.Option(1000, "--depth", help="Hits per topic (the lab allows 1,000)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Run file to write (missing parent folders are created)."),
+    depth: int = typer.Option(1000, "--depth", min=1, help="Hits per topic (the lab allows 1,000)."),
     tag: str | None = typer.Option(None, "--tag", help="Run tag (default: the system's spec)."),
     group: str = typer.Option("mathsearch", "--group", help="Team name for the suggested run-file name."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -39,11 +39,18 @@ def run(
         raise InputError(f"system {name} answers task {system_class(name).TASK}; task {task} systems: "
                          + ", ".join(system_names(task)))
     sys_obj = make_system(system)
-    topic_list = read_topics(topics, formulas)
+    read = ReadReport(source=str(formulas or topics))
+    topic_list = read_topics(topics, formulas, read)
+    # Checked before the search: a run must not fail at its end for want of a place to write.
+    check_output(out, [topics, formulas, index_dir])
+    err = console(stderr=True)
+    for problem in read.problems[:10]:
+        err.print(f"warning: skipped {problem}", highlight=False, markup=False)
+    if read.skipped_total > 10:
+        err.print(f"warning: {read.skipped_total - 10} more lines skipped", highlight=False)
     ctx = SearchContext(index_dir)
-    console = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
-                  disable=json_out or not console.is_terminal, transient=True) as bar:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err,
+                  disable=json_out or not err.is_terminal, transient=True) as bar:
         job = bar.add_task(spec(sys_obj), total=len(topic_list))
         hits = run_system(sys_obj, ctx, topic_list, depth, lambda done, _: bar.update(job, completed=done))
     writer = write_trec_run if task == 1 else write_formula_run
@@ -52,18 +59,19 @@ def run(
     data_used = getattr(sys_obj, "DATA_USED", "both")
     suggestion = suggest_run_name(out.name, task=task, group=group, run_id=name.replace("-", "_"), data_used=data_used)
     result = {"run": str(out), "system": spec(sys_obj), "topics": len(topic_list), "topics_with_hits": report.topics,
-              "hits": report.hits, "problems": dict(report.counts), "suggested_name": suggestion}
+              "hits": report.hits, "problems": dict(report.counts), "suggested_name": suggestion,
+              "skipped_lines": read.skipped_total}
     if json_out:
         print_json(result)
     else:
-        console.print(f"wrote {report.hits:,} hits for {report.topics} of {len(topic_list)} topics to {out} "
-                      f"({spec(sys_obj)})", highlight=False)
+        err.print(f"wrote {report.hits:,} hits for {report.topics} of {len(topic_list)} topics to {out} "
+                  f"({spec(sys_obj)})", highlight=False, markup=False)
         for line in report.summary():
-            console.print(f"  dropped {line}", highlight=False)
+            err.print(f"  dropped {line}", highlight=False)
         if out.name != suggestion:
-            console.print(f"  file name following the lab's convention: {suggestion}", highlight=False)
-    if not report.ok:
-        raise typer.Exit(1)
+            err.print(f"  file name following the lab's convention: {suggestion}", highlight=False, markup=False)
+    if not report.ok or read.skipped_total:
+        raise typer.Exit(1)  # written, but hits were dropped or input lines skipped
 
 
 def register(app: typer.Typer) -> None:
