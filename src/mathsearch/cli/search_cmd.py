@@ -5,16 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
 from ..errors import InputError
 from ..systems import SearchContext, SearchQuery, make_system, spec, system_class, system_names
 from ..systems.ours import default_spec
 from ..systems.runner import top
 from ..text.analysis import formula_key, split_math
-from ._common import friendly_errors, print_json
+from ._common import console, friendly_errors, print_json
 
 DEFAULT_SYSTEM = {2: "formula"}  # Task 1: ours, with dense signals when the index has them
+MAX_SHOWN = 200  # characters of a title or matched formula printed, as a snippet is cut at 200
+MAX_MATCHED = 10  # matched formulae listed per hit
 
 
 def snippet(text: str, words: set[str], width: int = 200) -> str:
@@ -27,18 +29,32 @@ def snippet(text: str, words: set[str], width: int = 200) -> str:
     return ("..." if start else "") + piece + ("..." if start + width < len(flat) else "")
 
 
+def cap(text: str, width: int = MAX_SHOWN) -> tuple[str, bool]:
+    """``text`` cut to ``width`` characters (with "..." after it), and whether it was cut."""
+    if len(text) <= width:
+        return text, False
+    return text[:width] + "...", True
+
+
 def search(
     query: str = typer.Argument(..., help='Query text, formulae as $LaTeX$ (Task 2: the formula).'),
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="INDEX_DIR built by `mathsearch index`."),
     task: int = typer.Option(1, "--task", help="1: answers, 2: formula instances."),
     system: str | None = typer.Option(None, "--system", "-s", help="System (default: ours for Task 1, formula for Task 2)."),
     tags: str = typer.Option("", "--tags", help="Comma-separated tags of the question."),
-    top_k: int = typer.Option(10, "--top", "-k", help="Hits to show."),
+    top_k: int = typer.Option(10, "--top", "-k", min=1, help="Hits to show."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Print the top hits for QUERY: score, post, snippet and the formulae it shares with the query."""
+    """Print the top hits for QUERY: score, post, snippet and the formulae it shares with the query.
+
+    Titles and matched formulae longer than 200 characters are cut ("..."; with --json the hit's
+    "cut" lists the fields shortened), as snippets are; at most 10 matched formulae are listed.
+    """
     if task not in (1, 2):
         raise InputError(f"--task must be 1 or 2, not {task}")
+    if not query.strip() or not query.replace("$", "").strip():
+        what = "words or a $formula$" if task == 1 else "a formula"
+        raise InputError(f"the query is empty; give {what} to search for.")
     name = system or (default_spec(index_dir) if task == 1 else DEFAULT_SYSTEM[task])
     cls = system_class(name.partition(":")[0])
     if cls.TASK != task:
@@ -63,22 +79,35 @@ def search(
             if post is not None:
                 matched = sorted({f.latex for f in store.formulas_of(post.post_id) if formula_key(f.latex) in query_keys})
         thread = store.post(post.thread_id) if post is not None else None
+        cut = []
+        title = thread.title if thread else None
+        if title is not None:
+            title, was_cut = cap(title)
+            if was_cut:
+                cut.append("thread_title")
+        shown = [cap(m) for m in matched[:MAX_MATCHED]]
+        if len(matched) > MAX_MATCHED or any(c for _, c in shown):
+            cut.append("matched_formulae")
         hits.append({
             "rank": rank, "id": hit_id, "post_id": post.post_id if post else None, "score": score,
-            "thread_title": thread.title if thread else None,
-            "snippet": snippet(post.text, words) if post else "", "matched_formulae": matched,
+            "thread_title": title,
+            "snippet": snippet(post.text, words) if post else "", "matched_formulae": [m for m, _ in shown],
+            "matched_total": len(matched), "cut": cut,
         })
     if json_out:
         print_json({"query": query, "system": spec(sys_obj), "hits": hits})
         return
-    console = Console()
-    console.print(f"[bold]{spec(sys_obj)}[/bold]: {len(hits)} hits", highlight=False)
+    out = console()
+    out.print(f"[bold]{escape(spec(sys_obj))}[/bold]: {len(hits)} hits", highlight=False)
     for h in hits:
         kind = "formula" if task == 2 else "answer"
-        console.print(f"{h['rank']:>3}. {h['score']:.4f}  {kind} {h['id']}  in: {h['thread_title'] or ''}", highlight=False)
-        console.print(f"     {h['snippet']}", highlight=False, markup=False)
+        out.print(f"{h['rank']:>3}. {h['score']:.4f}  {kind} {h['id']}  in: {h['thread_title'] or ''}", highlight=False,
+                  markup=False)
+        out.print(f"     {h['snippet']}", highlight=False, markup=False)
         if h["matched_formulae"]:
-            console.print("     matched: " + "  ".join(f"${m}$" for m in h["matched_formulae"]), highlight=False, markup=False)
+            more = h["matched_total"] - len(h["matched_formulae"])
+            out.print("     matched: " + "  ".join(f"${m}$" for m in h["matched_formulae"])
+                      + (f"  (+{more} more)" if more else ""), highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,224 @@
+"""Issue 15, defects 5, 7, 8 and 10: outputs checked before the work, capped search output, wrong or
+empty inputs refused with a clear message, and output fit for pipes and logs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from conftest import TOPICS
+from typer.testing import CliRunner
+
+from mathsearch.cli import app, run_cmd
+from mathsearch.errors import InputError
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import make_system
+
+TOPICS_2020 = TOPICS / "task1-2020.xml"
+
+
+@pytest.fixture(autouse=True)
+def _not_a_terminal(monkeypatch):
+    # What a user piping into a log sees: no forced colours, rich's default width.
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def run_args(index: Path, out: Path, *extra: str) -> list[str]:
+    return ["run", "--index", str(index), "--system", "bm25-thread", "--topics", str(TOPICS_2020),
+            "--out", str(out), "--depth", "3", *extra]
+
+
+@pytest.fixture(scope="module")
+def a_run(sample_index: Path, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("runs") / "bm25.tsv"
+    result = invoke(*run_args(sample_index, out))
+    assert result.exit_code == 0, result.output
+    return out
+
+
+# Defect 5: output paths are checked before any work, and nothing the user did not name is touched.
+
+
+def test_run_out_folder_refused_before_the_search(sample_index, tmp_path, monkeypatch):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "keep.tsv").write_bytes(b"precious\n")
+
+    def searched(*_a, **_k):
+        raise AssertionError("the search ran before --out was checked")
+
+    monkeypatch.setattr(run_cmd, "run_system", searched)
+    result = invoke(*run_args(sample_index, folder))
+    assert result.exit_code == 2, result.output
+    assert "is a folder" in result.stderr and str(folder) in result.stderr
+    assert isinstance(result.exception, SystemExit)  # a clean exit, not an IsADirectoryError
+    assert [p.name for p in folder.iterdir()] == ["keep.tsv"]
+    assert (folder / "keep.tsv").read_bytes() == b"precious\n"
+
+
+def test_fuse_out_folder_refused(a_run, tmp_path):
+    result = invoke("fuse", a_run, "--out", tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "is a folder" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_out_missing_parent_folders_are_created(sample_index, tmp_path):
+    out = tmp_path / "missing" / "dir" / "x.tsv"
+    result = invoke(*run_args(sample_index, out))
+    assert result.exit_code == 0, result.output
+    assert out.is_file() and out.read_text().count("\n") == 3 * 98
+    assert "missing parent folders are created" in " ".join(invoke("run", "--help").output.replace("│", " ").split())
+
+
+def test_fuse_refuses_to_overwrite_its_input(a_run):
+    before = a_run.read_bytes()
+    result = invoke("fuse", a_run, a_run, "--out", a_run)
+    assert result.exit_code == 2, result.output
+    assert "also an input" in result.stderr
+    assert a_run.read_bytes() == before
+
+
+def test_out_inside_a_file_refused(a_run, tmp_path):
+    result = invoke("fuse", a_run, "--out", a_run / "x.tsv")
+    assert result.exit_code == 2, result.output
+    assert "is a file, not a folder" in result.stderr
+
+
+# Defect 7: search prints at most a snippet's worth of a matched formula (and of a title).
+
+
+def test_search_caps_huge_formulae(sample_index, monkeypatch):
+    from mathsearch.store import Store
+
+    huge = "x^{2}+" + "a" * 1_000_000
+    original = Store.formula
+
+    def formula(self, formula_id):
+        f = original(self, formula_id)
+        return dataclasses.replace(f, latex=huge) if f is not None else None
+
+    monkeypatch.setattr(Store, "formula", formula)
+    text = invoke("search", "--index", sample_index, "--task", "2", "$x^2$", "--top", "2")
+    assert text.exit_code == 0, text.output
+    assert "matched: $x^{2}+aaa" in text.stdout
+    assert max(len(line) for line in text.stdout.splitlines()) < 1000
+    as_json = invoke("search", "--index", sample_index, "--task", "2", "$x^2$", "--top", "2", "--json")
+    assert as_json.exit_code == 0, as_json.output
+    hits = json.loads(as_json.stdout)["hits"]
+    assert len(hits) == 2
+    for hit in hits:
+        assert all(len(m) <= 210 for m in hit["matched_formulae"])
+        assert "matched_formulae" in hit["cut"]
+        assert hit["matched_total"] == 1
+
+
+# Defect 8: wrong or empty input gets a clear message; exit 2 where the output would mean nothing.
+
+
+def test_topic_file_without_topics(sample_index, tmp_path):
+    empty = tmp_path / "topics.xml"
+    empty.write_text("<Topics></Topics>\n")
+    with pytest.raises(InputError, match="no <Topic>"):
+        read_topics(empty)
+    out = tmp_path / "run.tsv"
+    result = invoke("run", "--index", sample_index, "--system", "bm25-thread", "--topics", empty, "--out", out)
+    assert result.exit_code == 2, result.output
+    assert "topics.xml" in result.stderr and "no <Topic>" in result.stderr
+    assert not out.exists()
+
+
+def test_duplicate_topic_ids(sample_index, tmp_path):
+    dup = tmp_path / "dup.xml"
+    dup.write_text('<Topics>\n<Topic number="A.1"><Title>x</Title></Topic>\n'
+                   '<Topic number="A.1"><Title>y</Title></Topic>\n</Topics>\n')
+    out = tmp_path / "run.tsv"
+    result = invoke("run", "--index", sample_index, "--system", "bm25-thread", "--topics", dup, "--out", out)
+    assert result.exit_code == 2, result.output
+    assert "dup.xml, line 3: topic A.1 appears twice (first at line 2)" in result.stderr
+    assert not out.exists()
+
+
+def test_empty_query_refused(sample_index):
+    for query in ("", "   ", "$$"):
+        result = invoke("search", "--index", sample_index, "--system", "bm25-thread", query)
+        assert result.exit_code == 2, (query, result.output)
+        assert "query is empty" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_depth_and_top_must_be_positive(sample_index, a_run, tmp_path, value):
+    out = tmp_path / "r.tsv"
+    for args in (run_args(sample_index, out)[:-2] + ["--depth", value],
+                 ["fuse", str(a_run), "--out", str(out), "--depth", value],
+                 ["search", "--index", str(sample_index), "--system", "bm25-thread", "x", "--top", value]):
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "--depth" in result.output or "--top" in result.output
+        assert not out.exists()
+
+
+def test_fuse_warns_about_an_empty_run(a_run, tmp_path):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    out = tmp_path / "fused.tsv"
+    result = invoke("fuse", a_run, empty, "--out", out)
+    assert result.exit_code == 1, result.output
+    assert f"{empty} has no hits" in result.stderr
+    assert out.is_file()
+    only_empty = invoke("fuse", empty, "--out", tmp_path / "nothing.tsv")
+    assert only_empty.exit_code == 2, only_empty.output
+    assert "nothing to fuse" in only_empty.stderr
+    assert not (tmp_path / "nothing.tsv").exists()
+
+
+def test_bad_topic_formula_lines_reported(sample_index, tmp_path):
+    tsv = tmp_path / "formulas.tsv"
+    tsv.write_text("id\ttopic_id\tthread_id\ttype\tformula\n"
+                   "q_1\tA.1\t3062860\ttitle\tc\n"
+                   "q_2\tA.1\tnot-a-number\ttitle\tx\n"
+                   "q_3\tA.1\n"
+                   "q_4\tA.1\t3062860\tweird\ty\n")
+    out = tmp_path / "run.tsv"
+    result = invoke(*run_args(sample_index, out), "--formulas", tsv)
+    assert result.exit_code == 1, result.output
+    for line in (3, 4, 5):
+        assert f"formulas.tsv:{line}" in result.stderr
+    assert out.is_file()
+
+
+# Defect 10: output fit for pipes, help without <bool>, clear parameter errors.
+
+
+def test_piped_output_is_not_wrapped(a_run, tmp_path):
+    out = tmp_path / ("a-long-folder-name-" * 4) / "fused-run-with-a-long-name.tsv"
+    out.parent.mkdir()
+    result = invoke("fuse", a_run, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert f"into {out}: " in result.stderr  # one line, not cut at 80 columns
+
+
+@pytest.mark.parametrize("command", ["search", "run", "fuse", "eval", "check", "formula", "index"])
+def test_help_shows_flags_without_bool(command):
+    result = invoke(command, "--help")
+    assert result.exit_code == 0
+    assert "--json" in result.output and "--help" in result.output
+    assert "<bool>" not in result.output
+
+
+def test_bad_parameter_value_names_parameter_and_type(sample_index):
+    with pytest.raises(InputError, match=r"'abc' is not a valid value for parameter math, which takes a number \(float\)"):
+        make_system("bm25-thread:math=abc")
+    result = invoke("search", "--index", sample_index, "--system", "bm25-thread:k1=abc", "x")
+    assert result.exit_code == 2
+    assert "unknown parameter 'k1'" in result.stderr and "math (float, default 1.0)" in result.stderr
+    result = invoke("search", "--index", sample_index, "--system", "linked-posts:neighbours=2.5", "x")
+    assert result.exit_code == 2
+    assert "'2.5' is not a valid value for parameter neighbours, which takes a whole number (int)" in result.stderr
