@@ -165,6 +165,13 @@ def test_depth_and_top_must_be_positive(sample_index, a_run, tmp_path, value):
         assert not out.exists()
 
 
+def test_fuse_negative_rrf_constant_refused(a_run, tmp_path):
+    result = invoke("fuse", a_run, "--out", tmp_path / "f.tsv", "--k", "-1")
+    assert result.exit_code == 2, result.output  # was a ZeroDivisionError traceback
+    assert "--k" in result.output
+    assert not (tmp_path / "f.tsv").exists()
+
+
 def test_fuse_warns_about_an_empty_run(a_run, tmp_path):
     empty = tmp_path / "empty.tsv"
     empty.write_text("")

@@ -20,7 +20,7 @@ def fuse_runs(
     out: Path = typer.Option(..., "--out", "-o", help="Fused run file to write (missing parent folders are created)."),
     task: int = typer.Option(1, "--task", help="1 (TREC layout) or 2 (formula runs)."),
     weights: str | None = typer.Option(None, "--weights", help="Comma-separated weight per run (rrf, minmax, combsum)."),
-    k: float = typer.Option(60.0, "--k", help="RRF constant."),
+    k: float = typer.Option(60.0, "--k", min=0.0, help="RRF constant (0 or more)."),
     normalise: str = typer.Option("minmax", "--normalise", help="combsum: minmax, rank or none."),
     depth: int = typer.Option(1000, "--depth", min=1, help="Hits per topic kept."),
     tag: str | None = typer.Option(None, "--tag", help="Run tag (default fused-METHOD)."),
