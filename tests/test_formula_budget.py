@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import TOPICS
 
-from mathsearch.indexes.formula_index import FAMILIES, FormulaIndex, Scoring
+from mathsearch.indexes.formula import FAMILIES, FormulaIndex, Scoring
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems.formula import TANGENT_S, load_config, scoring_from
 

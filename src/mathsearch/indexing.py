@@ -45,7 +45,7 @@ def _dense_step(building: Path, progress: Progress | None) -> dict:
 
 
 def _formula_step(building: Path, progress: Progress | None) -> dict:
-    from .indexes.formula_index import build_formula_index
+    from .indexes.formula import build_formula_index
 
     with Store.open(building) as store:
         return build_formula_index(store, building, progress)

@@ -2,8 +2,8 @@
 
 A run is ``{topic: {doc: score}}``; qrels are ``{topic: {doc: relevance}}`` (graded 0-3 only).
 trec_eval ranks a topic's documents by score descending and breaks ties by document id descending
-(string comparison), ignoring the rank column; :func:`trec_order` is that order, for what we
-compute ourselves.  Means are over every topic of the qrels: a topic the run misses scores 0
+(string comparison), ignoring the rank column; :func:`trec_order` is that order (the one ranking
+order of :mod:`mathsearch.ranking`), for what we compute ourselves.  Means are over every topic of the qrels: a topic the run misses scores 0
 (trec_eval without ``-c`` would leave it out).
 """
 
@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 import ir_measures
 
+from ..ranking import ranked
 from .measures import DEPTH, JUDGED_AT, TrecMeasure
 
 Run = Mapping[str, Mapping[str, float]]
@@ -21,10 +22,7 @@ Qrels = Mapping[str, Mapping[str, int]]
 
 def trec_order(docs: Mapping[str, float]) -> list[str]:
     """Document ids in trec_eval's order: score descending, then id descending."""
-    # Two stable sorts (ids, then scores) avoid building a tuple per hit: twice as fast.
-    order = sorted(docs, reverse=True)
-    order.sort(key=docs.__getitem__, reverse=True)
-    return order
+    return ranked(docs)
 
 
 def cut_depth(run: Run, depth: int = DEPTH) -> dict[str, dict[str, float]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import InputError
+from ..ranking import ranked
 from ..records import FormulaHit, ScoredDoc, Task3Answer
 from .lookup import CollectionLookup
 from .validate import (
@@ -31,10 +32,6 @@ from .validate import (
 )
 
 OnInvalid = Literal["drop", "raise"]
-
-
-def _trec_key(doc_id: str, score: float) -> tuple[float, str]:
-    return (score, doc_id)
 
 
 def _fmt_score(score: float) -> str:
@@ -69,8 +66,8 @@ def _group(items: Iterable, key_doc, report: CheckReport) -> dict[str, dict[str,
 
 
 def _ordered(docs: dict[str, object]) -> list[object]:
-    ranked = sorted(docs.items(), key=lambda kv: _trec_key(kv[0], kv[1].score), reverse=True)  # type: ignore[attr-defined]
-    return [item for _, item in ranked[:MAX_HITS]]
+    order = ranked({d: item.score for d, item in docs.items()})  # type: ignore[attr-defined]
+    return [docs[d] for d in order[:MAX_HITS]]
 
 
 def _write_hits(

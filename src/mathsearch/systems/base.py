@@ -2,8 +2,8 @@
 
 A system is a frozen dataclass with a ``NAME``, the ``TASK`` it answers (1: answers, 2: formula
 instances) and typed parameters with defaults.  ``search(ctx, query, limit)`` returns
-``{hit id: score}``: answer post ids for Task 1, formula instance ids for Task 2 (the post of a
-formula comes from the store).  Its :func:`spec` (``name`` or ``name:k=v,...``) names it in run
+a :class:`~mathsearch.ranking.Ranking`: answer post ids for Task 1, formula instance ids with
+the post holding each for Task 2.  Its :func:`spec` (``name`` or ``name:k=v,...``) names it in run
 tags and on the command line, and :func:`make_system` turns a spec back into the object.
 """
 
@@ -21,10 +21,9 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..errors import InputError
 from ..indexes.documents import QueryBags, topic_text
+from ..ranking import Ranking
 from ..records import Topic
 from ..store import Store
-
-Ranking = dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -82,6 +81,12 @@ class SearchContext:
         from ..indexes.text_index import TextIndex
 
         return self.part("text", TextIndex.open)
+
+    @property
+    def formula(self):  # -> FormulaIndex
+        from ..indexes.formula import FormulaIndex
+
+        return self.part("formula", FormulaIndex.open)
 
 
 @runtime_checkable

@@ -30,4 +30,4 @@ class TfidfTangentS:
             raise InputError(f"{self.NAME} needs the Task 1 formula system {TANGENT_S}, which this build does not have")
         words = TfidfWords().search(ctx, query, limit)
         formulas = make_system(TANGENT_S).search(ctx, query, limit)
-        return minmax([{"q": words}, {"q": formulas}], depth=limit).get("q", {})
+        return Ranking(minmax([{"q": words}, {"q": formulas}], depth=limit).get("q", {}))

@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..indexes.formula_index import FormulaIndex, Scoring
+from ..indexes.formula import Scoring
+from ..ranking import Ranking
 from ..records import FormulaKind
-from .base import Ranking, SearchContext, SearchQuery, load_system_config, register
+from .base import SearchContext, SearchQuery, load_system_config, register
 from .ours import EXTRA_SIGNALS
 from .signals import clauses_from
 
@@ -53,10 +54,6 @@ def scoring_from(section: Mapping[str, Any]) -> Scoring:
     return Scoring(**section)
 
 
-def formula_index(ctx: SearchContext) -> FormulaIndex:
-    return ctx.part("formula", FormulaIndex.open)
-
-
 def _thread_boosts(ctx: SearchContext, query: SearchQuery, section: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """Threads (question ids, sorted) and their BM25 similarity to the topic, max-normalised."""
     fields = section.get("fields", {})
@@ -71,79 +68,24 @@ def _thread_boosts(ctx: SearchContext, query: SearchQuery, section: Mapping[str,
 
 def formula_instances(ctx: SearchContext, query: SearchQuery, latex: str, scoring: Scoring, depth: int,
                       limit: int, text: Mapping[str, Any] | None = None) -> Ranking:
-    """Task 2: ``{formula id: score}``, one instance (the best) per visual formula, at most ``limit``."""
-    ix = formula_index(ctx)
-    docs, scores = ix.top(ix.query(latex), scoring, max(depth, limit), retrievable_only=True)
+    """Task 2: formula instances with their posts, one (the best) per visual formula, at most ``limit``."""
+    ix = ctx.formula
     weight = float(text.get("weight", 0.0)) if text else 0.0
-    picks = ix.first_hit[docs]  # the first question/answer instance of each visual formula
-    final = scores.copy()
+    boosts = None
     if weight > 0 and (query.title or query.question):
-        threads, boosts = _thread_boosts(ctx, query, text)
-        if len(threads):
-            pick_b, bonus = _boosted_instances(ix, docs, threads, boosts)
-            better = bonus > 0
-            picks = np.where(better, pick_b, picks)
-            final = final + weight * bonus
-    out = sorted(zip(final.tolist(), picks.tolist(), strict=True), reverse=True)
-    ranking = {str(fid): round(score, 6) for score, fid in out[:limit] if fid >= 0}
-    if len(ranking) < limit:
-        # Further instances of the same formulae fill the free slots (they add nothing to Task 2
-        # scores, but let callers that map formulae to posts see every occurrence).
-        for d, s in zip(docs.tolist(), scores.tolist(), strict=True):
-            sl = ix.instances(d)
-            kinds = np.asarray(ix.inst_kind[sl])
-            for fid in np.asarray(ix.inst_formula[sl])[kinds != 3].tolist():
-                if str(fid) not in ranking:
-                    ranking[str(fid)] = round(s, 6)
-                    if len(ranking) >= limit:
-                        return ranking
-    return ranking
-
-
-def _boosted_instances(ix: FormulaIndex, docs: np.ndarray, threads: np.ndarray, boosts: np.ndarray,
-                       cap: int = 256) -> tuple[np.ndarray, np.ndarray]:
-    """Per visual formula, its question/answer instance in the best-boosted thread (among its
-    first ``cap`` instances) and that boost; boost 0 where none of them is in a boosted thread."""
-    lo = ix.inst_ptr[docs]
-    lens = np.minimum(ix.inst_ptr[docs + 1] - lo, cap)
-    seg = np.repeat(np.arange(len(docs)), lens)
-    starts = np.cumsum(lens) - lens
-    idx = np.repeat(lo, lens) + (np.arange(int(lens.sum())) - np.repeat(starts, lens))
-    th = np.asarray(ix.inst_thread[idx])
-    pos = np.minimum(np.searchsorted(threads, th), len(threads) - 1)
-    val = np.where((threads[pos] == th) & (np.asarray(ix.inst_kind[idx]) != 3), boosts[pos], 0.0)
-    order = np.lexsort((-val, seg))
-    first = order[np.flatnonzero(np.r_[True, seg[order][1:] != seg[order][:-1]])] if len(order) else order
-    pick = np.full(len(docs), -1, dtype=np.int64)
-    bonus = np.zeros(len(docs))
-    pick[seg[first]] = np.asarray(ix.inst_formula[idx[first]])
-    bonus[seg[first]] = val[first]
-    return pick, bonus
+        boosts = _thread_boosts(ctx, query, text or {})
+    return ix.best_instances(ix.query(latex), scoring, max(depth, limit), limit, boosts, weight)
 
 
 def answer_scores(ctx: SearchContext, latexes: Sequence[str], scoring: Scoring | None = None,
                   depth: int = 2000, limit: int = 1000) -> dict[int, float]:
     """Task 1 evidence: ``{answer id: score}``, an answer's best-matching formula (instances in the
     answer itself, its comments included) per query formula, summed over ``latexes``."""
-    ix = formula_index(ctx)
+    ix = ctx.formula
     scoring = scoring or TANGENT_S
     total: dict[int, float] = {}
     for latex in latexes:
-        docs, scores = ix.top(ix.query(latex), scoring, depth)
-        lo = ix.inst_ptr[docs]
-        lens = ix.inst_ptr[docs + 1] - lo
-        # Very common formulae (``x``) have huge instance lists: stop once enough are gathered.
-        keep = int(np.searchsorted(np.cumsum(lens), MAX_INSTANCES, side="right")) + 1
-        lo, lens, scores = lo[:keep], lens[:keep], scores[:keep]
-        starts = np.cumsum(lens) - lens
-        idx = np.repeat(lo, lens) + (np.arange(int(lens.sum())) - np.repeat(starts, lens))
-        in_answer = np.asarray(ix.inst_answer[idx])
-        posts = np.asarray(ix.inst_post[idx])[in_answer]
-        post_scores = np.repeat(scores, lens)[in_answer]
-        # docs come best first, so a post's first occurrence carries its best-matching formula
-        uniq, first = np.unique(posts, return_index=True)
-        order = np.argsort(-post_scores[first], kind="stable")[:limit]
-        best = dict(zip(uniq[order].tolist(), post_scores[first][order].tolist(), strict=True))
+        best = ix.answers_by_best_formula(ix.query(latex), scoring, depth, limit, MAX_INSTANCES)
         for p, s in best.items():
             total[p] = total.get(p, 0.0) + s
     return total
@@ -186,7 +128,7 @@ class FormulaSearch:
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
         cfg = load_config(self.config)
         if not query.formula_latex:
-            return {}
+            return Ranking()
         return formula_instances(ctx, query, query.formula_latex, scoring_from(cfg.get("scoring", {})),
                                  int(cfg.get("depth", 2000)), limit, cfg.get("text"))
 
@@ -204,7 +146,7 @@ class TangentSFormula:
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
         if not query.formula_latex:
-            return {}
+            return Ranking()
         scoring = Scoring(slt=self.slt, opt=1.0 - self.slt)
         return formula_instances(ctx, query, query.formula_latex, scoring, limit, limit)
 
@@ -224,9 +166,8 @@ class TangentS:
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
         latex = tangent_s_formula(query)
         if latex is None:
-            return {}
-        found = answer_scores(ctx, [latex], Scoring(slt=self.slt, opt=1.0 - self.slt), limit=limit)
-        return {str(a): s for a, s in found.items()}
+            return Ranking()
+        return Ranking(answer_scores(ctx, [latex], Scoring(slt=self.slt, opt=1.0 - self.slt), limit=limit))
 
 
 def _formula_signal(ctx: SearchContext, query: SearchQuery, section: Mapping[str, Any]) -> dict[int, float]:

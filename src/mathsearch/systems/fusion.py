@@ -1,8 +1,10 @@
 """Fusion of runs: pure functions from several runs to one.
 
 A run here is ``{topic: {doc: score}}`` (as :func:`mathsearch.readers.runs.read_run_scores`
-gives); ranks are taken in trec_eval order (score descending, ties by doc id descending), never
-from a rank column.  Every method returns a run of the same shape, each topic cut at ``depth``.
+gives); ranks are taken in the one ranking order of :mod:`mathsearch.ranking` (trec_eval's: score
+descending, ties by doc id descending), never from a rank column.  Every method returns a run of
+the same shape, each topic cut at ``depth``; the per-query fusions are those of
+:mod:`mathsearch.ranking`, which systems use too.
 
 * :func:`rrf` reciprocal rank fusion: ``sum_i w_i / (k + rank_i)``, rank from 1.
 * :func:`minmax` min-max averaging: each run's scores of a topic mapped to [0, 1], then the
@@ -17,17 +19,14 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 
+from .. import ranking
 from ..errors import InputError
+from ..ranking import minmax_normalise, rank_normalise, ranked  # noqa: F401 - part of this module's API
 
 Run = Mapping[str, Mapping[str, float]]
 FusedRun = dict[str, dict[str, float]]
 METHODS = ("rrf", "minmax", "combsum", "mirmu")
 DEPTH = 1000
-
-
-def ranked(docs: Mapping[str, float]) -> list[str]:
-    """Document ids in trec_eval order: score descending, then id descending."""
-    return [d for _, d in sorted(((s, d) for d, s in docs.items()), reverse=True)]
 
 
 def _weights(runs: Sequence[Run], weights: Sequence[float] | None) -> list[float]:
@@ -46,55 +45,22 @@ def _topics(runs: Sequence[Run]) -> list[str]:
 
 
 def _cut(docs: dict[str, float], depth: int) -> dict[str, float]:
-    if len(docs) <= depth:
-        return docs
-    return {d: docs[d] for d in ranked(docs)[:depth]}
-
-
-def minmax_normalise(docs: Mapping[str, float]) -> dict[str, float]:
-    """Scores mapped to [0, 1]; when all are equal, all become 1."""
-    if not docs:
-        return {}
-    lo, hi = min(docs.values()), max(docs.values())
-    if hi == lo:
-        return dict.fromkeys(docs, 1.0)
-    return {d: (s - lo) / (hi - lo) for d, s in docs.items()}
-
-
-def rank_normalise(docs: Mapping[str, float]) -> dict[str, float]:
-    """``1 - (rank - 1) / n``: the first hit 1, the last ``1/n``."""
-    order = ranked(docs)
-    n = len(order)
-    return {d: 1.0 - i / n for i, d in enumerate(order)}
+    return docs if len(docs) <= depth else ranking.top(docs, depth)
 
 
 def rrf(runs: Sequence[Run], k: float = 60.0, weights: Sequence[float] | None = None, depth: int = DEPTH) -> FusedRun:
     w = _weights(runs, weights)
-    out: FusedRun = {}
-    for topic in _topics(runs):
-        fused: dict[str, float] = {}
-        for run, wi in zip(runs, w, strict=True):
-            for rank, doc in enumerate(ranked(run.get(topic, {})), 1):
-                fused[doc] = fused.get(doc, 0.0) + wi / (k + rank)
-        out[topic] = _cut(fused, depth)
-    return out
+    return {topic: _cut(ranking.rrf([run.get(topic, {}) for run in runs], w, k), depth) for topic in _topics(runs)}
 
 
 def combsum(
     runs: Sequence[Run], weights: Sequence[float] | None = None, normalise: str = "minmax", depth: int = DEPTH
 ) -> FusedRun:
-    norm = {"minmax": minmax_normalise, "rank": rank_normalise, "none": dict}.get(normalise)
-    if norm is None:
+    if normalise not in ranking.NORMALISERS:
         raise InputError(f"unknown normalisation {normalise!r}: minmax, rank or none")
     w = _weights(runs, weights)
-    out: FusedRun = {}
-    for topic in _topics(runs):
-        fused: dict[str, float] = {}
-        for run, wi in zip(runs, w, strict=True):
-            for doc, s in norm(run.get(topic, {})).items():
-                fused[doc] = fused.get(doc, 0.0) + wi * s
-        out[topic] = _cut(fused, depth)
-    return out
+    return {topic: _cut(ranking.combsum([run.get(topic, {}) for run in runs], w, normalise), depth)
+            for topic in _topics(runs)}
 
 
 def minmax(runs: Sequence[Run], weights: Sequence[float] | None = None, depth: int = DEPTH) -> FusedRun:

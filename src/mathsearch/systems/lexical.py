@@ -14,7 +14,7 @@ from .base import Ranking, SearchContext, SearchQuery, register
 
 def bm25(ctx: SearchContext, query: SearchQuery, clauses: list[Clause], limit: int) -> Ranking:
     found = ctx.text.search_answers(query.bags, clauses, limit)
-    return {str(a): s for a, s in found.items()}
+    return Ranking(found)
 
 
 @register

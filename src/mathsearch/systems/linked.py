@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ranking import ranked
 from ..records import LinkType
 from .base import Ranking, SearchContext, SearchQuery, register
 from .signals import similar_questions
@@ -36,9 +37,8 @@ class LinkedPosts:
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
         store = ctx.store
         near = similar_questions(ctx, query, QUESTION_FIELDS, self.neighbours)
-        order = sorted(near.items(), key=lambda kv: (-kv[1], kv[0]))
         threads: list[int] = []
-        for qid, _ in order:
+        for qid in ranked(near):
             if self.include_neighbours and qid not in threads:
                 threads.append(qid)
             for other in sorted(store.linked(qid, LinkType.DUPLICATE)):
@@ -51,4 +51,4 @@ class LinkedPosts:
         hits.sort()
         n = len(hits)
         # Scores follow the order: thread by thread, votes within a thread.
-        return {str(aid): float(n - i) for i, (_, _, aid) in enumerate(hits[:limit])}
+        return Ranking((aid, float(n - i)) for i, (_, _, aid) in enumerate(hits[:limit]))

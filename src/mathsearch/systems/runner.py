@@ -4,31 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ..errors import MathsearchError
+from ..ranking import Ranking
 from ..records import FormulaHit, ScoredDoc, Topic
-from .base import Ranking, SearchContext, SearchQuery, spec
+from .base import SearchContext, SearchQuery, spec
 
 MAX_HITS = 1000
 
 
-def ranking_to_hits(system, ctx: SearchContext, query_id: str, ranking: Ranking, tag: str) -> list:
-    """Task 1: ScoredDocs; Task 2: FormulaHits (the post of each formula from the store)."""
+def ranking_to_hits(system, query_id: str, ranking: Ranking, tag: str) -> list:
+    """Task 1: ScoredDocs; Task 2: FormulaHits, each with the post the system gave for it."""
     if system.TASK == 2:
-        store = ctx.store
         hits = []
         for fid, score in ranking.items():
-            f = store.formula(fid)
-            if f is not None:
-                hits.append(FormulaHit(query_id, str(fid), str(f.post_id), score, 0, tag))
+            post = ranking.post_of(fid)
+            if post is None:
+                raise MathsearchError(f"system {spec(system)} gave formula {fid} without its post")
+            hits.append(FormulaHit(query_id, fid, post, score, 0, tag))
         return hits
     return [ScoredDoc(query_id, doc, score, 0, tag) for doc, score in ranking.items()]
 
 
 def top(ranking: Ranking, limit: int) -> Ranking:
-    """The best ``limit`` hits (score descending, then id descending, as trec_eval orders)."""
-    if len(ranking) <= limit:
-        return ranking
-    best = sorted(ranking.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:limit]
-    return dict(best)
+    """The best ``limit`` hits in the one ranking order (:mod:`mathsearch.ranking`)."""
+    return (ranking if isinstance(ranking, Ranking) else Ranking(ranking)).top(limit)
 
 
 def run_rankings(
@@ -53,5 +52,5 @@ def run_system(
     tag = spec(system)
     hits: list = []
     for qid, ranking in run_rankings(system, ctx, topics, limit, progress).items():
-        hits.extend(ranking_to_hits(system, ctx, qid, ranking, tag))
+        hits.extend(ranking_to_hits(system, qid, ranking, tag))
     return hits

@@ -1,0 +1,282 @@
+"""Building the formula index from the store: group instances by visual formula, analyse each
+visual formula once (in worker processes), write postings family by family."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import shutil
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ...formula import FormulaAnalyzer
+from ...store import Store, atomic_directory
+from .layout import FAMILIES, FORMULA_DIR, KINDS, MANIFEST, OPT_WINDOW, RETRIEVABLE, SLT_WINDOW, VERSION
+from .tokens import TokenHasher, family_tokens, vkey_int
+
+CHUNK = 2000  # distinct formulae per worker task
+Progress = Callable[[str, int, int], None]
+
+# Worker state (one analyzer and hasher per process).
+_W: dict[str, object] = {}
+
+
+def _analyze_chunk(latexes: list[str]) -> tuple:
+    """Per formula: SLT size, visual key, and per family (lengths, token hashes, tfs) arrays."""
+    analyzer = _W.get("analyzer")
+    if analyzer is None:
+        analyzer = _W["analyzer"] = FormulaAnalyzer(slt_window=SLT_WINDOW, opt_window=OPT_WINDOW, cache_size=1024,
+                                                    keep_trees=True)
+        _W["hasher"] = TokenHasher()
+    hasher: TokenHasher = _W["hasher"]  # type: ignore[assignment]
+    n = len(latexes)
+    n_nodes = np.zeros(n, dtype=np.int32)
+    vkeys = np.zeros(n, dtype=np.uint64)
+    lens = {f: np.zeros(n, dtype=np.int32) for f in FAMILIES}
+    hs: dict[str, list[int]] = {f: [] for f in FAMILIES}
+    tf: dict[str, list[int]] = {f: [] for f in FAMILIES}
+    for i, latex in enumerate(latexes):
+        a = analyzer.analyze(latex)  # type: ignore[attr-defined]
+        n_nodes[i] = a.n_nodes
+        vkeys[i] = vkey_int(a.visual_key)
+        for fam, bag in family_tokens(a).items():
+            lens[fam][i] = len(bag)
+            hs[fam].extend(hasher(fam + t) for t in bag)
+            tf[fam].extend(min(c, 65535) for c in bag.values())
+    fams = [(lens[f], np.array(hs[f], dtype=np.uint64), np.array(tf[f], dtype=np.uint16)) for f in FAMILIES]
+    return n_nodes, vkeys, fams
+
+
+@dataclass(slots=True)
+class _Instances:
+    """Columns of every instance (typed arrays: 28M Python ints in lists would take gigabytes)."""
+
+    group: array = field(default_factory=lambda: array("q"))
+    formula: array = field(default_factory=lambda: array("q"))
+    post: array = field(default_factory=lambda: array("q"))
+    thread: array = field(default_factory=lambda: array("q"))
+    kind: array = field(default_factory=lambda: array("b"))
+
+
+def _collect(store: Store, progress: Progress | None) -> tuple[list[str], _Instances, int]:
+    """Every formula instance grouped by visual formula; the LaTeX of each group's first instance."""
+    groups: dict[str, int] = {}
+    latex_of: list[str] = []
+    inst = _Instances()
+    kind_code = {k: i for i, k in enumerate(KINDS)}
+    analyzer = FormulaAnalyzer(cache_size=10_000)
+    total = int(store.counts().get("formulas", 0) or 0)
+    keyed_here = 0
+    for n, f in enumerate(store.iter_formulas(), 1):
+        if f.visual_id is not None:
+            key = f.visual_id
+        else:  # no visual id in the collection: our visual key groups visually equal formulae
+            key = "k:" + analyzer.analyze(f.latex).visual_key
+            keyed_here += 1
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = len(latex_of)
+            latex_of.append(f.latex)
+        inst.group.append(g)
+        inst.formula.append(f.formula_id)
+        inst.post.append(f.post_id)
+        inst.thread.append(f.thread_id)
+        inst.kind.append(kind_code.get(f.kind, 3))
+        if progress and n % 50_000 == 0:
+            progress("formula instances", n, max(total, n))
+    return latex_of, inst, keyed_here
+
+
+class _Spill:
+    """Per family, the analysed formulae's tuple counts, hashes and tfs, appended to flat files as
+    each chunk comes back from the workers: at full size (millions of visual formulae, hundreds of
+    millions of postings) holding every chunk in memory until the postings are built took most of
+    the build's peak memory."""
+
+    PARTS = (("len", np.int32), ("hash", np.uint64), ("tf", np.uint16))
+
+    def __init__(self, folder: Path):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self._files = {(f, part): open(self.path(f, part), "wb") for f in FAMILIES for part, _ in self.PARTS}
+        self.postings = dict.fromkeys(FAMILIES, 0)
+
+    def path(self, family: str, part: str) -> Path:
+        return self.folder / f"{family}.{part}"
+
+    def add(self, fams: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        for fam, (lens, hashes, tfs) in zip(FAMILIES, fams, strict=True):
+            lens.astype(np.int32, copy=False).tofile(self._files[fam, "len"])
+            hashes.tofile(self._files[fam, "hash"])
+            tfs.tofile(self._files[fam, "tf"])
+            self.postings[fam] += len(hashes)
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+
+    def read(self, family: str, part: str) -> np.ndarray:
+        return np.fromfile(self.path(family, part), dtype=dict(self.PARTS)[part])
+
+
+def _analyze_all(latex_of: list[str], workers: int, progress: Progress | None, spill: _Spill) -> tuple[np.ndarray, np.ndarray]:
+    """Analyse every visual formula (in ``workers`` processes); tuples go to ``spill``, in order.
+    Returns the SLT sizes and visual keys."""
+    chunks = (latex_of[i : i + CHUNK] for i in range(0, len(latex_of), CHUNK))
+    n_nodes, vkeys = [], []
+    done = 0
+
+    def take(res: tuple) -> None:
+        nonlocal done
+        n_nodes.append(res[0])
+        vkeys.append(res[1])
+        spill.add(res[2])
+        done += len(res[0])
+        if progress:
+            progress("formula analysis", done, len(latex_of))
+
+    if workers > 1 and len(latex_of) > 2 * CHUNK:
+        ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
+        with ctx.Pool(workers) as pool:
+            for res in pool.imap(_analyze_chunk, chunks):
+                take(res)
+    else:
+        for chunk in chunks:
+            take(_analyze_chunk(chunk))
+    spill.close()
+    if not n_nodes:
+        return np.zeros(0, np.int32), np.zeros(0, np.uint64)
+    return np.concatenate(n_nodes), np.concatenate(vkeys)
+
+
+def _write_postings(out: Path, spill: _Spill, n_groups: int, progress: Progress | None) -> dict[str, np.ndarray]:
+    """Postings family by family (token hashes never collide across families), written straight into
+    ``post_doc.npy``/``post_tf.npy``: the peak memory is that of the largest family's tuples.
+    Returns the small arrays (vocabulary, idf, posting bounds, formula lengths)."""
+    n_fam = len(FAMILIES)
+    total = sum(spill.postings.values())
+    post_doc = np.lib.format.open_memmap(out / "post_doc.npy", mode="w+", dtype=np.int32, shape=(total,))
+    post_tf = np.lib.format.open_memmap(out / "post_tf.npy", mode="w+", dtype=np.uint16, shape=(total,))
+    len_plain = np.zeros((n_fam, n_groups), dtype=np.float32)
+    len_idf = np.zeros((n_fam, n_groups), dtype=np.float32)
+    vocab, idfs, starts, ends = [], [], [], []
+    offset = 0
+    for fi, fam in enumerate(FAMILIES):
+        if progress:
+            progress("formula postings", fi, n_fam)
+        docs = np.repeat(np.arange(n_groups, dtype=np.int32), spill.read(fam, "len"))
+        hashes = spill.read(fam, "hash")
+        tfs = spill.read(fam, "tf")
+        # One stable sort by hash: it groups each token's postings and keeps them in doc order.
+        order = np.argsort(hashes, kind="stable")
+        hashes = hashes[order]
+        new = np.empty(len(hashes), dtype=bool)
+        new[:1] = True
+        np.not_equal(hashes[1:], hashes[:-1], out=new[1:])
+        first = np.flatnonzero(new)
+        uniq = hashes[first]
+        del hashes
+        df = np.diff(np.append(first, len(new)))
+        idf = np.log1p(max(n_groups, 1) / np.maximum(df, 1)).astype(np.float32)
+        tok = np.cumsum(new, dtype=np.int32) - 1  # token id of each sorted posting
+        del new
+        m = len(order)
+        sorted_docs = docs[order]
+        sorted_tfs = tfs[order]
+        del order, docs, tfs
+        len_plain[fi] = np.bincount(sorted_docs, weights=sorted_tfs, minlength=n_groups)
+        len_idf[fi] = np.bincount(sorted_docs, weights=sorted_tfs * idf[tok], minlength=n_groups)
+        del tok
+        post_doc[offset : offset + m] = sorted_docs
+        post_tf[offset : offset + m] = sorted_tfs
+        del sorted_docs, sorted_tfs
+        vocab.append(uniq)
+        idfs.append(idf)
+        starts.append(first.astype(np.int64) + offset)
+        ends.append(first.astype(np.int64) + df + offset)
+        offset += m
+    post_doc.flush()
+    post_tf.flush()
+    del post_doc, post_tf
+    # One vocabulary sorted by hash for the query's binary search; posting blocks stay where they are.
+    tok_hash = np.concatenate(vocab) if vocab else np.zeros(0, np.uint64)
+    perm = np.argsort(tok_hash, kind="stable")
+    return {
+        "tok_hash": tok_hash[perm], "tok_idf": np.concatenate(idfs)[perm],
+        "post_start": np.concatenate(starts)[perm], "post_end": np.concatenate(ends)[perm],
+        "len_plain": len_plain, "len_idf": len_idf,
+    }
+
+
+def _instance_arrays(store: Store, inst: _Instances, n_groups: int) -> dict[str, np.ndarray]:
+    """Instances in CSR order over visual formulae, and what Task 1 and Task 2 need of them."""
+    group = np.frombuffer(inst.group, dtype=np.int64)
+    inst_order = np.argsort(group, kind="stable")
+    inst_ptr = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(group, minlength=n_groups), out=inst_ptr[1:])
+    inst_kind = np.frombuffer(inst.kind, dtype=np.int8)[inst_order]
+    inst_post = np.frombuffer(inst.post, dtype=np.int64)[inst_order]
+    answers = np.fromiter((post for post, _ in store.iter_post_ids(2)), dtype=np.int64)
+    arrays = {
+        "inst_ptr": inst_ptr,
+        "inst_formula": np.frombuffer(inst.formula, dtype=np.int64)[inst_order],
+        "inst_post": inst_post,
+        "inst_thread": np.frombuffer(inst.thread, dtype=np.int64)[inst_order],
+        "inst_kind": inst_kind,
+        "inst_answer": np.isin(inst_post, answers),
+        "retrievable": np.zeros(n_groups, dtype=bool),
+    }
+    good = np.isin(inst_kind, RETRIEVABLE)
+    owners = group[inst_order][good]
+    arrays["retrievable"][owners] = True
+    # The first question/answer instance of each visual formula: its Task 2 hit without text boost.
+    first_hit = np.full(n_groups, -1, dtype=np.int64)
+    owner_ids, first_pos = np.unique(owners, return_index=True)
+    first_hit[owner_ids] = arrays["inst_formula"][np.flatnonzero(good)[first_pos]]
+    arrays["first_hit"] = first_hit
+    return arrays
+
+
+def build_formula_index(store: Store, index_dir: str | Path, progress: Progress | None = None,
+                        workers: int | None = None) -> dict:
+    """Write ``index_dir/formula`` from the store (into a sibling folder swapped in only when
+    complete: a failed build leaves the old index alone); return the counts for
+    ``mathsearch index --json``."""
+    root = Path(index_dir) / FORMULA_DIR
+    workers = workers or min(2, os.cpu_count() or 1)
+    with atomic_directory(root) as out:
+        latex_of, inst, keyed_here = _collect(store, progress)
+        n_groups = len(latex_of)
+        spill = _Spill(out / "scratch")
+        n_nodes, vkey = _analyze_all(latex_of, workers, progress, spill)
+        del latex_of
+        arrays = _write_postings(out, spill, n_groups, progress)
+        shutil.rmtree(spill.folder)
+        n_postings = sum(spill.postings.values())
+        arrays.update(n_nodes=n_nodes, vkey=vkey)
+        arrays.update(_instance_arrays(store, inst, n_groups))
+        counts = {
+            "formula_instances": int(len(inst.group)),
+            "formula_visual": int(n_groups),
+            "formula_visual_retrievable": int(arrays["retrievable"].sum()),
+            "formula_keyed_by_us": int(keyed_here),
+            "formula_tokens": int(len(arrays["tok_hash"])),
+            "formula_postings": int(n_postings),
+        }
+        del inst
+        for name, arr in arrays.items():
+            np.save(out / f"{name}.npy", arr)
+        del arrays
+        meta = {"version": VERSION, "families": FAMILIES, "kinds": KINDS, "slt_window": SLT_WINDOW,
+                "opt_window": OPT_WINDOW, **counts}
+        (out / MANIFEST).write_text(json.dumps(meta, indent=1))
+    counts["formula_bytes"] = sum(p.stat().st_size for p in root.iterdir())
+    if progress:
+        progress("formula postings", 1, 1)
+    return counts
+

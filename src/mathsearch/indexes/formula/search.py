@@ -1,0 +1,419 @@
+"""Searching the formula index: scoring visual formulae against a query formula, and the questions
+systems ask of it (best instances for Task 2, answers by their best formula for Task 1)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import InputError
+from ...formula import FormulaAnalyzer
+from ...ranking import Ranking
+from .layout import COMMENT, FAMILIES, FORMULA_DIR, MANIFEST, VERSION
+from .tokens import QueryTokens, TokenHasher, query_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """How visual formulae are scored against a query formula (every weight of a config file).
+
+    The score is ``sum_f w_f * Dice_f``, with Dice over symbol-pair tuples of family ``f`` (idf-
+    weighted when ``idf``), plus ``exact`` for a formula with the query's visual key, times a
+    size factor ``(min(n, m) / max(n, m)) ** size_power`` of SLT node counts.
+
+    ``postings_budget`` bounds the work of a query: its tuples are read rarest first until that
+    many postings are read, and the formulae met there are the candidates; the more frequent tuples
+    (a variable next to ``=`` is in millions of formulae) only complete the candidates' scores, so
+    a candidate's score is exact but a formula sharing none of the rarer tuples is not found.
+    """
+
+    slt: float = 0.5
+    opt: float = 0.5
+    unified: float = 0.0
+    paths: float = 0.0
+    idf: bool = False
+    exact: float = 0.0
+    size_power: float = 0.0
+    postings_budget: int = 1_000_000
+
+    @property
+    def weights(self) -> tuple[float, float, float, float]:
+        return (self.slt, self.opt, self.unified, self.paths)
+
+
+@dataclass(slots=True)
+class _Tuples:
+    """The query's tuples found in the index, over the families that score: one row per tuple."""
+
+    fam: np.ndarray  # family index
+    lo: np.ndarray  # posting block
+    hi: np.ndarray
+    qtf: np.ndarray  # query frequency (float64)
+    idf: np.ndarray  # weight per matched occurrence (float64: idf, or 1)
+    q_len: dict[int, float]  # per scoring family (with a tuple found): the query's Dice length
+
+    @property
+    def df(self) -> np.ndarray:
+        return self.hi - self.lo
+
+
+class FormulaIndex:
+    """Search side of the formula index (arrays memory-mapped; safe to share across queries)."""
+
+    def __init__(self, root: Path):
+        manifest = root / MANIFEST
+        if not manifest.is_file():
+            raise InputError(f"{root.parent} has no formula index ({FORMULA_DIR}/{MANIFEST}): rebuild it with "
+                             "`mathsearch index`.")
+        meta = json.loads(manifest.read_text())
+        if meta.get("version") != VERSION:
+            raise InputError(f"the formula index in {root.parent} is out of date: rebuild it with `mathsearch index`.")
+        self.meta = meta
+        self.root = root
+
+        def load(name: str) -> np.ndarray:
+            return np.load(root / f"{name}.npy", mmap_mode="r")
+
+        self.tok_hash = np.asarray(load("tok_hash"))  # small enough to hold; searched per query
+        self.tok_idf = np.asarray(load("tok_idf"))
+        self.post_start = np.asarray(load("post_start"))
+        self.post_end = np.asarray(load("post_end"))
+        self.post_doc = load("post_doc")
+        self.post_tf = load("post_tf")
+        self.len_plain = np.asarray(load("len_plain"))
+        self.len_idf = np.asarray(load("len_idf"))
+        self.n_nodes = np.asarray(load("n_nodes"))
+        self.vkey = np.asarray(load("vkey"))
+        self.inst_ptr = np.asarray(load("inst_ptr"))
+        self.first_hit = np.asarray(load("first_hit"))
+        self.inst_formula = load("inst_formula")
+        self.inst_post = load("inst_post")
+        self.inst_thread = load("inst_thread")
+        self.inst_kind = load("inst_kind")
+        self.inst_answer = load("inst_answer")
+        self.retrievable = np.asarray(load("retrievable"))
+        self.n = len(self.n_nodes)
+        self.analyzer = FormulaAnalyzer(slt_window=meta["slt_window"], opt_window=meta["opt_window"], cache_size=4096,
+                                       keep_trees=True)
+        self.hasher = TokenHasher()
+
+    @classmethod
+    def open(cls, index_dir: str | Path) -> FormulaIndex:
+        return cls(Path(index_dir) / FORMULA_DIR)
+
+    def query(self, latex: str) -> QueryTokens:
+        return query_tokens(self.analyzer, latex, self.hasher)
+
+    def score(self, q: QueryTokens, scoring: Scoring) -> tuple[np.ndarray, np.ndarray]:
+        """``(visual formulae ascending, scores)`` of every visual formula sharing a tuple with the
+        query (within ``scoring.postings_budget``: see :class:`Scoring`)."""
+        return self._search(q, scoring, None, None)
+
+    def top(self, q: QueryTokens, scoring: Scoring, k: int, retrievable_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` visual formulae, score descending."""
+        docs, scores = self._search(q, scoring, k, self.retrievable if retrievable_only else None)
+        if len(docs) > k:
+            part = np.argpartition(-scores, k - 1)[:k]
+            docs, scores = docs[part], scores[part]
+        order = np.lexsort((docs, -scores))
+        return docs[order], scores[order]
+
+    def instances(self, doc: int) -> slice:
+        return slice(int(self.inst_ptr[doc]), int(self.inst_ptr[doc + 1]))
+
+    # -- the questions systems ask ------------------------------------------------------------
+    def best_instances(self, q: QueryTokens, scoring: Scoring, depth: int, limit: int,
+                       thread_boosts: tuple[np.ndarray, np.ndarray] | None = None, boost: float = 0.0) -> Ranking:
+        """Task 2: at most ``limit`` formula instances with the post holding each, one (the best)
+        per visual formula among the best ``depth``, question and answer posts only.
+
+        The best instance of a visual formula is its first question/answer instance, or, with
+        ``thread_boosts`` (threads ascending, their boosts in [0, 1]), its instance in the
+        best-boosted thread, whose boost times ``boost`` is added to the formula's score.
+        Further instances of the same formulae fill the free slots (they add nothing to Task 2
+        scores, but let callers that map formulae to posts see every occurrence).
+        """
+        docs, scores = self.top(q, scoring, depth, retrievable_only=True)
+        picks = self._first_hit_positions(docs)
+        final = scores.copy()
+        if thread_boosts is not None and boost > 0 and len(thread_boosts[0]):
+            pick_b, bonus = self._boosted_positions(docs, *thread_boosts)
+            picks = np.where(bonus > 0, pick_b, picks)
+            final = final + boost * bonus
+        fids = np.where(picks >= 0, self.inst_formula[np.maximum(picks, 0)], -1)
+        posts = np.where(picks >= 0, self.inst_post[np.maximum(picks, 0)], -1)
+        out = sorted(zip(final.tolist(), fids.tolist(), posts.tolist(), strict=True), reverse=True)
+        scored = {fid: round(score, 6) for score, fid, _ in out[:limit] if fid >= 0}
+        post_of = {fid: post for _, fid, post in out[:limit] if fid >= 0}
+        if len(scored) < limit:
+            for d, s in zip(docs.tolist(), scores.tolist(), strict=True):
+                sl = self.instances(d)
+                kinds = np.asarray(self.inst_kind[sl])
+                keep = kinds != COMMENT
+                for fid, post in zip(np.asarray(self.inst_formula[sl])[keep].tolist(),
+                                     np.asarray(self.inst_post[sl])[keep].tolist(), strict=True):
+                    if fid not in scored:
+                        scored[fid] = round(s, 6)
+                        post_of[fid] = post
+                        if len(scored) >= limit:
+                            return Ranking(scored, post_of)
+        return Ranking(scored, post_of)
+
+    def answers_by_best_formula(self, q: QueryTokens, scoring: Scoring, depth: int, limit: int,
+                                max_instances: int = 500_000) -> dict[int, float]:
+        """Task 1: ``{answer id: score}``, each answer scored by its best-matching formula among
+        the best ``depth`` visual formulae (instances in the answer itself, its comments included),
+        at most ``limit`` answers.  Very common formulae (``x``) have huge instance lists: the
+        walk stops after about ``max_instances`` instances."""
+        docs, scores = self.top(q, scoring, depth)
+        lo = self.inst_ptr[docs]
+        lens = self.inst_ptr[docs + 1] - lo
+        keep = int(np.searchsorted(np.cumsum(lens), max_instances, side="right")) + 1
+        lo, lens, scores = lo[:keep], lens[:keep], scores[:keep]
+        starts = np.cumsum(lens) - lens
+        idx = np.repeat(lo, lens) + (np.arange(int(lens.sum())) - np.repeat(starts, lens))
+        in_answer = np.asarray(self.inst_answer[idx])
+        posts = np.asarray(self.inst_post[idx])[in_answer]
+        post_scores = np.repeat(scores, lens)[in_answer]
+        # docs come best first, so a post's first occurrence carries its best-matching formula
+        uniq, first = np.unique(posts, return_index=True)
+        order = np.argsort(-post_scores[first], kind="stable")[:limit]
+        return dict(zip(uniq[order].tolist(), post_scores[first][order].tolist(), strict=True))
+
+    def _first_hit_positions(self, docs: np.ndarray) -> np.ndarray:
+        """Per visual formula, the position of its first question/answer instance (-1 if none)."""
+        out = np.full(len(docs), -1, dtype=np.int64)
+        for i, d in enumerate(docs.tolist()):
+            fid = int(self.first_hit[d])
+            if fid < 0:
+                continue
+            lo, hi = int(self.inst_ptr[d]), int(self.inst_ptr[d + 1])
+            at = lo
+            while at < hi and int(self.inst_formula[at]) != fid:  # nearly always the first one
+                at += 1
+            out[i] = at if at < hi else -1
+        return out
+
+    def _boosted_positions(self, docs: np.ndarray, threads: np.ndarray, boosts: np.ndarray,
+                           cap: int = 256) -> tuple[np.ndarray, np.ndarray]:
+        """Per visual formula, the position of its question/answer instance in the best-boosted
+        thread (among its first ``cap`` instances) and that boost; boost 0 where none of them is in
+        a boosted thread."""
+        lo = self.inst_ptr[docs]
+        lens = np.minimum(self.inst_ptr[docs + 1] - lo, cap)
+        seg = np.repeat(np.arange(len(docs)), lens)
+        starts = np.cumsum(lens) - lens
+        idx = np.repeat(lo, lens) + (np.arange(int(lens.sum())) - np.repeat(starts, lens))
+        th = np.asarray(self.inst_thread[idx])
+        pos = np.minimum(np.searchsorted(threads, th), len(threads) - 1)
+        val = np.where((threads[pos] == th) & (np.asarray(self.inst_kind[idx]) != COMMENT), boosts[pos], 0.0)
+        order = np.lexsort((-val, seg))
+        first = order[np.flatnonzero(np.r_[True, seg[order][1:] != seg[order][:-1]])] if len(order) else order
+        pick = np.full(len(docs), -1, dtype=np.int64)
+        bonus = np.zeros(len(docs))
+        pick[seg[first]] = idx[first]
+        bonus[seg[first]] = val[first]
+        return pick, bonus
+
+    # A query's work is bounded by the budget, not by its tuples' postings: candidates and their
+    # overlaps from the rarer tuples (by sorting their postings, or per-family bincounts over all N
+    # formulae when that is cheaper), then each frequent tuple looked up for the candidates only,
+    # dropping those that can no longer reach the best k.  Within the budget this is exactly the
+    # sum of per-family bincounts, in the same order (the sample's runs are byte-identical).
+    def _search(self, q: QueryTokens, scoring: Scoring, k: int | None,
+                keep: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        tuples = self._tuples(q, scoring)
+        df = tuples.df
+        by_df = np.argsort(df, kind="stable")
+        within = np.cumsum(df[by_df]) <= scoring.postings_budget
+        within[:1] = True  # the rarest tuple at least
+        rare = np.zeros(len(df), dtype=bool)
+        rare[by_df[within]] = True
+        docs, ov = self._accumulate(tuples, rare)
+        if scoring.exact > 0:
+            docs, ov = self._with_exact(docs, ov, q)
+        if keep is not None:
+            kept = keep[docs]
+            docs, ov = docs[kept], ov[:, kept]
+        frequent = by_df[~within]
+        if len(frequent):
+            rest = np.zeros(len(FAMILIES))  # what the tuples not read yet may still add, per family
+            np.add.at(rest, tuples.fam[frequent], tuples.qtf[frequent] * tuples.idf[frequent])
+            bounds = _Bounds(self, docs, tuples, scoring, q) if k is not None else None
+            members = _Members(self.n, docs)
+            slack = np.inf  # what the unread tuples could add at the last pruning
+            for j in frequent.tolist():
+                # Prune again once the unread tuples' weight has dropped by a third: a bound over
+                # all candidates per tuple would cost more than the lookups it saves.
+                if bounds is not None and len(docs) > k and rest.sum() <= slack * (2 / 3):
+                    slack = rest.sum()
+                    alive = bounds.alive(ov, rest, k)
+                    members.drop(docs[~alive])
+                    docs, ov = docs[alive], ov[:, alive]
+                    members.number(docs)
+                    bounds.keep(alive)
+                rows, tf = self._lookup(docs, members, int(tuples.lo[j]), int(tuples.hi[j]))
+                fi = int(tuples.fam[j])
+                ov[fi, rows] += np.minimum(tf.astype(np.float64), tuples.qtf[j]) * tuples.idf[j]
+                rest[fi] -= tuples.qtf[j] * tuples.idf[j]
+        return docs.astype(np.int64), self._combine(docs, ov, tuples, scoring, q)
+
+    def _tuples(self, q: QueryTokens, scoring: Scoring) -> _Tuples:
+        fams, pos, qtfs, idfs, q_len = [], [], [], [], {}
+        for fi, fam in enumerate(FAMILIES):
+            hashes, qtf = q.hashes[fam], q.tfs[fam]
+            if scoring.weights[fi] <= 0 or not len(hashes) or not len(self.tok_hash):
+                continue
+            p = np.minimum(np.searchsorted(self.tok_hash, hashes), len(self.tok_hash) - 1)
+            found = self.tok_hash[p] == hashes
+            idf = self.tok_idf[p].astype(np.float64) if scoring.idf else np.ones(len(p))
+            if not found.any():
+                continue
+            q_len[fi] = float((qtf * idf).sum())  # every query tuple counts, found in the index or not
+            fams.append(np.full(int(found.sum()), fi, dtype=np.int64))
+            pos.append(p[found])
+            qtfs.append(qtf[found])
+            idfs.append(idf[found])
+        if not fams:
+            empty = np.zeros(0, dtype=np.int64)
+            return _Tuples(empty, empty, empty, np.zeros(0), np.zeros(0), {})
+        p = np.concatenate(pos)
+        return _Tuples(np.concatenate(fams), self.post_start[p], self.post_end[p], np.concatenate(qtfs),
+                       np.concatenate(idfs), q_len)
+
+    def _accumulate(self, tuples: _Tuples, rare: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The formulae in the postings of the ``rare`` tuples (ascending) and their overlap per
+        family (families x formulae), summed in query tuple order as a per-family bincount would."""
+        docs, weights = [], []
+        for j in np.flatnonzero(rare).tolist():
+            lo, hi = int(tuples.lo[j]), int(tuples.hi[j])
+            docs.append(np.asarray(self.post_doc[lo:hi]))
+            weights.append(np.minimum(np.asarray(self.post_tf[lo:hi], dtype=np.float64), tuples.qtf[j]) * tuples.idf[j])
+        n_fam = len(FAMILIES)
+        if not docs:
+            return np.zeros(0, dtype=np.int32), np.zeros((n_fam, 0))
+        if sum(len(d) for d in docs) * 4 >= self.n:  # many postings for few formulae: dense arrays are cheaper
+            return self._accumulate_dense(tuples, rare, docs, weights)
+        all_docs = np.concatenate(docs)
+        fam = np.repeat(tuples.fam[rare], [len(d) for d in docs])
+        order = np.argsort(all_docs, kind="stable")  # merges the sorted blocks
+        ordered = all_docs[order]
+        first = np.empty(len(ordered), dtype=bool)
+        first[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        slot = np.empty(len(ordered), dtype=np.int64)
+        slot[order] = np.cumsum(first) - 1
+        uniq = ordered[first]  # int32 like the postings: searchsorted in a block must not convert it
+        m = len(uniq)
+        ov = np.bincount(fam * m + slot, weights=np.concatenate(weights), minlength=n_fam * m)
+        return uniq, ov.reshape(n_fam, m)
+
+    def _accumulate_dense(self, tuples: _Tuples, rare: np.ndarray, docs: list[np.ndarray],
+                          weights: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_accumulate` with one bincount over all N formulae per family."""
+        fam = tuples.fam[rare]
+        per_fam = {fi: np.bincount(np.concatenate([d for d, f in zip(docs, fam, strict=True) if f == fi]),
+                                   weights=np.concatenate([w for w, f in zip(weights, fam, strict=True) if f == fi]),
+                                   minlength=self.n)
+                   for fi in np.unique(fam).tolist()}
+        touched = np.zeros(self.n, dtype=bool)
+        for ov in per_fam.values():
+            touched |= ov > 0
+        uniq = np.flatnonzero(touched).astype(np.int32)
+        out = np.zeros((len(FAMILIES), len(uniq)))
+        for fi, ov in per_fam.items():
+            out[fi] = ov[uniq]
+        return uniq, out
+
+    def _with_exact(self, docs: np.ndarray, ov: np.ndarray, q: QueryTokens) -> tuple[np.ndarray, np.ndarray]:
+        """Add the formulae with the query's visual key (they may share no tuple with it)."""
+        same = np.flatnonzero(self.vkey == np.uint64(q.vkey)).astype(np.int32)
+        at = np.minimum(np.searchsorted(docs, same), max(len(docs) - 1, 0))
+        new = same[docs[at] != same] if len(docs) else same
+        if not len(new):
+            return docs, ov
+        merged = np.sort(np.concatenate([docs, new]))
+        out = np.zeros((ov.shape[0], len(merged)))
+        out[:, np.searchsorted(merged, docs)] = ov
+        return merged, out
+
+    def _lookup(self, docs: np.ndarray, members: _Members, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of ``docs`` (ascending) found in the posting block ``lo:hi``, and their tf there."""
+        if not len(docs):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint16)
+        block = self.post_doc[lo:hi]
+        if len(docs) * 32 < hi - lo:  # few candidates, long block: binary-search each candidate
+            at = np.minimum(np.searchsorted(block, docs), hi - lo - 1)
+            hit = np.asarray(block[at]) == docs
+            return np.flatnonzero(hit), np.asarray(self.post_tf[lo + at[hit]])
+        block = np.asarray(block)  # else one pass over the block against the candidates' marks
+        hit = members.mark[block]
+        return members.row[block[hit]], np.asarray(self.post_tf[lo:hi])[hit]
+
+    def _combine(self, docs: np.ndarray, ov: np.ndarray, tuples: _Tuples, scoring: Scoring,
+                 q: QueryTokens) -> np.ndarray:
+        """Scores from per-family overlaps: weighted Dice, size factor, exact-match bonus."""
+        scores = np.zeros(len(docs), dtype=np.float64)
+        lens = self.len_idf if scoring.idf else self.len_plain
+        for fi, q_len in tuples.q_len.items():
+            scores += scoring.weights[fi] * 2.0 * ov[fi] / np.maximum(q_len + lens[fi][docs], 1e-9)
+        if scoring.size_power > 0 and len(docs):
+            m = self.n_nodes[docs].astype(np.float64)
+            ratio = np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)
+            scores *= ratio ** scoring.size_power
+        if scoring.exact > 0 and len(docs):
+            scores += scoring.exact * (self.vkey[docs] == np.uint64(q.vkey))
+        return scores
+
+
+class _Bounds:
+    """Bounds on the final scores of candidates while frequent tuples are still unread: the
+    score so far (a lower bound) and the score if every unread tuple matched in full, each
+    overlap capped by both lengths (an upper bound).  A candidate whose upper bound is below the
+    k-th best lower bound cannot reach the best k."""
+
+    def __init__(self, ix: FormulaIndex, docs: np.ndarray, tuples: _Tuples, scoring: Scoring, q: QueryTokens):
+        lens = ix.len_idf if scoring.idf else ix.len_plain
+        self.fams = list(tuples.q_len)
+        q_len = np.array([tuples.q_len[fi] for fi in self.fams])
+        length = np.stack([lens[fi][docs] for fi in self.fams]).astype(np.float64)  # families x candidates
+        weight = np.array([scoring.weights[fi] for fi in self.fams])[:, None]
+        self.ratio = 2.0 * weight / np.maximum(q_len[:, None] + length, 1e-9)
+        self.cap = np.minimum(length, q_len[:, None]) * (1 + 1e-6) + 1e-9  # an overlap is at most either length
+        self.factor = np.ones(len(docs))
+        if scoring.size_power > 0:
+            m = ix.n_nodes[docs].astype(np.float64)
+            self.factor = (np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)) ** scoring.size_power
+        self.bonus = scoring.exact * (ix.vkey[docs] == np.uint64(q.vkey)) if scoring.exact > 0 else np.zeros(len(docs))
+
+    def alive(self, ov: np.ndarray, rest: np.ndarray, k: int) -> np.ndarray:
+        seen = ov[self.fams]
+        low = (seen * self.ratio).sum(axis=0) * self.factor + self.bonus
+        floor = np.partition(low, len(low) - k)[len(low) - k]
+        high_ov = np.minimum(seen + rest[self.fams][:, None] * (1 + 1e-9) + 1e-12, self.cap)  # slack: rounding
+        high = (high_ov * self.ratio).sum(axis=0) * self.factor * (1 + 1e-9) + self.bonus
+        return high >= floor
+
+    def keep(self, alive: np.ndarray) -> None:
+        self.ratio, self.cap = self.ratio[:, alive], self.cap[:, alive]
+        self.factor, self.bonus = self.factor[alive], self.bonus[alive]
+
+
+class _Members:
+    """The candidates as dense per-formula arrays: marked, and their row; one pass over a posting
+    block then finds them (the arrays are allocated per query, so queries may run in threads)."""
+
+    def __init__(self, n: int, docs: np.ndarray):
+        self.mark = np.zeros(n, dtype=bool)
+        self.mark[docs] = True
+        self.row = np.empty(n, dtype=np.int64)  # only the candidates' entries are ever read
+        self.number(docs)
+
+    def drop(self, docs: np.ndarray) -> None:
+        self.mark[docs] = False
+
+    def number(self, docs: np.ndarray) -> None:
+        self.row[docs] = np.arange(len(docs))

@@ -1,0 +1,68 @@
+"""A formula as the index sees it: per token family, hashed symbol-pair tuples and their counts."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...formula import Analysis, FormulaAnalyzer, leaf_paths
+
+_VAR = re.compile(r"V![^\t]*")
+
+
+class TokenHasher:
+    """``family + token`` -> 64-bit id, cached (the tuple vocabulary is far smaller than its uses)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, int] = {}
+
+    def __call__(self, key: str) -> int:
+        h = self._cache.get(key)
+        if h is None:
+            h = int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+            if len(self._cache) < 2_000_000:
+                self._cache[key] = h
+        return h
+
+
+def family_tokens(analysis: Analysis) -> dict[str, Counter]:
+    """The token bags of each family of one analysed formula."""
+    slt_tokens = analysis.slt_tokens
+    return {
+        "s": Counter(slt_tokens),
+        "o": Counter(analysis.opt_tokens),
+        "u": Counter(_VAR.sub("V!", t) for t in slt_tokens),
+        "p": Counter(leaf_paths(analysis.parsed.opt)),
+    }
+
+
+@dataclass(slots=True)
+class QueryTokens:
+    """A query formula as the index sees it: per family, token hashes and their frequencies."""
+
+    hashes: dict[str, np.ndarray]
+    tfs: dict[str, np.ndarray]
+    vkey: int
+    n_nodes: int
+
+
+def vkey_int(key: str) -> int:
+    try:
+        return int(key, 16) & 0xFFFFFFFFFFFFFFFF
+    except ValueError:
+        return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+
+
+def query_tokens(analyzer: FormulaAnalyzer, latex: str, hasher: TokenHasher) -> QueryTokens:
+    a = analyzer.analyze(latex)
+    hashes, tfs = {}, {}
+    for fam, bag in family_tokens(a).items():
+        hashes[fam] = np.fromiter((hasher(fam + t) for t in bag), dtype=np.uint64, count=len(bag))
+        tfs[fam] = np.fromiter(bag.values(), dtype=np.float64, count=len(bag))
+    return QueryTokens(hashes, tfs, vkey_int(a.visual_key), a.n_nodes)
+
+
