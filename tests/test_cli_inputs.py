@@ -120,6 +120,20 @@ def test_search_caps_huge_formulae(sample_index, monkeypatch):
         assert hit["matched_total"] == 1
 
 
+# Defect 10: search --json gives every id as a number, as post_id always was.
+
+
+@pytest.mark.parametrize("task, query", [(1, "prime numbers $p$"), (2, "$x^2$")])
+def test_search_json_ids_are_numbers(sample_index, task, query):
+    shown = invoke("search", "--index", sample_index, "--task", str(task), query, "--top", "3", "--json")
+    assert shown.exit_code == 0, shown.output
+    hits = json.loads(shown.stdout)["hits"]
+    assert len(hits) == 3
+    assert all(type(h["id"]) is int and type(h["post_id"]) is int for h in hits)
+    if task == 1:
+        assert all(h["id"] == h["post_id"] for h in hits)  # an answer is its own post
+
+
 # Defect 8: wrong or empty input gets a clear message; exit 2 where the output would mean nothing.
 
 

@@ -130,7 +130,7 @@ def test_run_covers_every_topic_and_cli_search_shows_formulae(tiny, tmp_path):
     shown = json.loads(result.stdout)
     assert shown["system"] == "ours:dense=False"  # the default, without dense vectors in this index
     hits = shown["hits"]
-    assert hits[0]["id"] == "300" and hits[0]["matched_formulae"] == ["p_1 p_2 \\cdots p_n + 1"]
+    assert hits[0]["id"] == 300 and hits[0]["matched_formulae"] == ["p_1 p_2 \\cdots p_n + 1"]
     assert len(hits) == 2 and hits[0]["score"] >= hits[1]["score"]
 
 

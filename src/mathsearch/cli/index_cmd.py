@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -16,6 +15,7 @@ from rich.progress import (
 )
 
 from ..indexing import build_index
+from ._common import console as make_console
 from ._common import friendly_errors, print_json
 
 DEFAULT_COLLECTION = Path("../shared/data/arqmath/collection")
@@ -29,7 +29,7 @@ def index(
     dense: bool = typer.Option(False, "--dense", help="Also embed posts for dense retrieval (minutes on a CPU)."),
 ) -> None:
     """Read a collection into INDEX_DIR; print what was read and what was skipped."""
-    console = Console(stderr=True)
+    console = make_console(stderr=True)  # one line a message when piped
     with Progress(
         TextColumn("{task.description:>10}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
         console=console, disable=json_out or not console.is_terminal, transient=True,

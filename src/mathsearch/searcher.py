@@ -1,0 +1,132 @@
+"""One search service for every face: ``mathsearch search`` today, the web page and the assessment
+tool tomorrow.
+
+``Searcher(index_dir).search("text with $x^2$", task=1, k=10)`` runs a system (the task's default
+unless named) and decorates its hits for a person: the thread title, a snippet around the query's
+words, and the formulae a hit shares with the query, each cut so that no field can grow without
+bound (a 1 MB formula in the collection must not make a 1 MB line).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .errors import InputError
+from .ranking import Ranking
+from .systems import SearchContext, SearchQuery, make_system, spec, system_class, system_names
+from .systems.ours import default_spec
+from .systems.runner import top
+from .text.analysis import formula_key, split_math
+
+DEFAULT_SYSTEM = {2: "formula"}  # Task 1: default_spec (ours, as the index allows)
+MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet is cut at 200
+MAX_MATCHED = 10  # matched formulae listed per hit
+
+
+def snippet(text: str, words: set[str], width: int = 200) -> str:
+    """The stretch of ``text`` around the first query word it holds, on one line."""
+    flat = " ".join(text.split())
+    low = flat.lower()
+    at = min((i for w in words if len(w) > 2 and (i := low.find(w)) >= 0), default=0)
+    start = max(0, at - width // 3)
+    piece = flat[start : start + width]
+    return ("..." if start else "") + piece + ("..." if start + width < len(flat) else "")
+
+
+def cap(text: str, width: int = MAX_SHOWN) -> tuple[str, bool]:
+    """``text`` cut to ``width`` characters (with "..." after it), and whether it was cut."""
+    if len(text) <= width:
+        return text, False
+    return text[:width] + "...", True
+
+
+def _number(hit_id: str) -> int | str:
+    return int(hit_id) if hit_id.isdigit() else hit_id
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One hit as a person sees it: ``id`` is the answer (Task 1) or formula instance (Task 2)."""
+
+    rank: int
+    id: int | str
+    post_id: int | None
+    score: float
+    thread_title: str | None
+    snippet: str
+    matched_formulae: list[str]  # at most MAX_MATCHED, each cut at MAX_SHOWN characters
+    matched_total: int
+    cut: list[str]  # the fields shortened: "thread_title", "matched_formulae"
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    task: int
+    system: str  # the spec that ran
+    hits: list[SearchHit]
+
+    def as_json(self) -> dict:
+        return {"query": self.query, "system": self.system, "hits": [asdict(h) for h in self.hits]}
+
+
+class Searcher:
+    """Searches one INDEX_DIR; the indexes open on first use and stay open (a server keeps one)."""
+
+    def __init__(self, index_dir: str | Path):
+        self.index_dir = Path(index_dir)
+        self.ctx = SearchContext(self.index_dir)
+
+    def system_for(self, task: int, system: str | None = None) -> str:
+        """The spec to run: ``system`` checked against ``task``, or the task's default."""
+        if task not in (1, 2):
+            raise InputError(f"--task must be 1 or 2, not {task}")
+        name = system or (default_spec(self.index_dir) if task == 1 else DEFAULT_SYSTEM[task])
+        cls = system_class(name.partition(":")[0])
+        if cls.TASK != task:
+            raise InputError(f"system {cls.NAME} answers task {cls.TASK}; task {task} systems: {', '.join(system_names(task))}")
+        return name
+
+    def search(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
+               tags: tuple[str, ...] = ()) -> SearchResult:
+        if k < 1:
+            raise InputError(f"the number of hits must be at least 1, not {k}")
+        if not query.strip() or not query.replace("$", "").strip():
+            what = "words or a $formula$" if task == 1 else "a formula"
+            raise InputError(f"the query is empty; give {what} to search for.")
+        sys_obj = make_system(self.system_for(task, system))
+        q = SearchQuery.from_text(query, tags=tags)
+        ranking = top(sys_obj.search(self.ctx, q, k), k)
+        hits = self._decorate(ranking, task, query, set(q.bags.title_words))
+        return SearchResult(query, task, spec(sys_obj), hits)
+
+    def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str]) -> list[SearchHit]:
+        store = self.ctx.store
+        query_keys = {formula_key(latex) for latex in split_math(query)[1]} if task == 1 else set()
+        hits = []
+        for rank, hit_id in enumerate(ranking.ordered(), 1):
+            if task == 2:
+                f = store.formula(hit_id)
+                post = store.post(ranking.post_of(hit_id) or (f.post_id if f else -1))
+                matched = [f.latex] if f else []
+            else:
+                post = store.post(hit_id)
+                matched = []
+                if post is not None:
+                    matched = sorted({f.latex for f in store.formulas_of(post.post_id) if formula_key(f.latex) in query_keys})
+            thread = store.post(post.thread_id) if post is not None else None
+            cut = []
+            title = thread.title if thread else None
+            if title is not None:
+                title, was_cut = cap(title)
+                if was_cut:
+                    cut.append("thread_title")
+            shown = [cap(m) for m in matched[:MAX_MATCHED]]
+            if len(matched) > MAX_MATCHED or any(c for _, c in shown):
+                cut.append("matched_formulae")
+            hits.append(SearchHit(
+                rank, _number(hit_id), post.post_id if post else None, ranking[hit_id], title,
+                snippet(post.text, words) if post else "", [m for m, _ in shown], len(matched), cut,
+            ))
+        return hits
