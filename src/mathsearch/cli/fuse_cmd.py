@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
-from ..readers.runs import read_formula_run, read_run_scores
+from ..ranking import Ranking
+from ..readers.runs import read_formula_rankings, read_run_scores
 from ..records import FormulaHit, ReadReport, ScoredDoc
 from ..runs import write_formula_run, write_trec_run
 from ..systems.fusion import METHODS, fuse
@@ -46,7 +47,7 @@ def fuse_runs(
     empty = []
     for p in runs:
         one = ReadReport(source=str(p))
-        scored.append(read_run_scores(p, task, one))
+        scored.append(read_run_scores(p, task, one) if task == 1 else read_formula_rankings(p, one))
         read.merge(one)
         if not any(scored[-1].values()):
             empty.append(p)
@@ -60,11 +61,10 @@ def fuse_runs(
     if task == 1:
         report = write_trec_run(out, (ScoredDoc(t, d, s) for t, docs in fused.items() for d, s in docs.items()), run_tag)
     else:
-        post_of: dict[tuple[str, str], str] = {}
-        for p in runs:
-            for h in read_formula_run(p):
-                post_of.setdefault((h.query_id, h.formula_id), h.post_id)
-        hits = (FormulaHit(t, f, post_of[(t, f)], s) for t, docs in fused.items() for f, s in docs.items())
+        def post_of(topic: str, formula: str) -> str:  # the first run that has the formula says where it is
+            return next(p for r in scored if (p := r.get(topic, Ranking()).post_of(formula)) is not None)
+
+        hits = (FormulaHit(t, f, post_of(t, f), s) for t, docs in fused.items() for f, s in docs.items())
         report = write_formula_run(out, hits, run_tag)
     result = {"out": str(out), "method": method, "runs": len(runs), "topics": report.topics, "hits": report.hits,
               "skipped_lines": read.skipped_total, "empty_runs": [str(p) for p in empty]}

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..ranking import Ranking
 from ..records import FormulaHit, ReadReport, ScoredDoc, Task3Answer
 
 
@@ -116,6 +117,18 @@ def read_formula_run(path: str | Path, report: ReadReport | None = None) -> list
         FormulaHit(r.query_id, r.doc_id, r.post_id, r.score, r.rank, r.run_tag)
         for _, r in _iter_rows(path, 2, report)
     ]
+
+
+def read_formula_rankings(path: str | Path, report: ReadReport | None = None) -> dict[str, Ranking]:
+    """``{topic: Ranking}`` of a Task 2 run: formula ids with their scores and the post of each
+    (what fusion needs, in one pass: the post travels with its hit)."""
+    report = report if report is not None else ReadReport(source=str(path))
+    scores: dict[str, dict[str, float]] = {}
+    posts: dict[str, dict[str, str]] = {}
+    for _, r in _iter_rows(path, 2, report):
+        scores.setdefault(r.query_id, {})[r.doc_id] = r.score
+        posts.setdefault(r.query_id, {})[r.doc_id] = r.post_id
+    return {topic: Ranking(docs, posts[topic]) for topic, docs in scores.items()}
 
 
 def read_run_scores(path: str | Path, task: int = 1, report: ReadReport | None = None) -> dict[str, dict[str, float]]:
