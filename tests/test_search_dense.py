@@ -32,6 +32,10 @@ def test_dense_similarity_finds_paraphrases(dense_tiny, tmp_path):
     config.write_text('[signals.d]\nkind = "dense"\nweight = 1.0\nlimit = 3\n')
     order = ranking(dense_tiny, f"ours:config={config}", "Do the prime numbers go on forever?")
     assert len(order) == 3 and order[0] in ("300", "301", "500")
+    manifest = json.loads((dense_tiny / "dense" / "manifest.json").read_text())
+    assert manifest["encoder"]["name"] == "minilm" and index.encoder_name == "minilm"
+    with pytest.raises(InputError, match="made by encoder 'minilm', not 'static-minilm'"):
+        DenseIndex.open(dense_tiny, encoder="static-minilm")
     shown = CliRunner().invoke(app, ["search", "--index", str(dense_tiny), "--json", "Do primes go on forever?"])
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout)["system"] == "ours"  # dense signals on when the index has vectors
@@ -44,5 +48,8 @@ def test_dense_signal_without_dense_index_says_how_to_build_it(tmp_path):
     config.write_text('[signals.d]\nkind = "dense"\nweight = 1.0\n')
     with pytest.raises(InputError, match="--dense"):
         ranking(root / "index", f"ours:config={config}", "primes")
+    # one name everywhere: without vectors, ours is ours:dense=False (never an error)
+    lexical = ranking(root / "index", "ours", "primes")
+    assert lexical and lexical == ranking(root / "index", "ours:dense=False", "primes")
     assert not (root / "index" / "dense").exists()
     assert json.loads((root / "index" / "text" / "manifest.json").read_text())["text_answers"] == 7

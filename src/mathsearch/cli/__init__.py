@@ -51,6 +51,7 @@ def _register_commands() -> None:
     from . import formula_cmd
 
     formula_cmd.register(app)
+    __import__(f"{__name__}.train_cmd", fromlist=["register"]).register(app)  # mathsearch train-encoder
 
 
 _register_commands()

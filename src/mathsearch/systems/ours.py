@@ -91,27 +91,51 @@ def combine(ctx: SearchContext, query: SearchQuery, config: Mapping[str, Any]) -
     return fused
 
 
+# What ``ours`` runs, by what the index holds: the one place that says it.  Vectors of a MiniLM
+# encoder: ours.toml; of a static encoder (trained on the collection, the full-size one):
+# ours_static.toml; no vectors at all: ours_lexical.toml (the same as ``ours:dense=False``).
+CONFIG_BY_ENCODER_KIND = {"minilm": DEFAULT_CONFIG, "static": "ours_static.toml"}
+
+
+def packaged_config_for(index_dir: str | Path) -> str:
+    """The packaged config ``ours`` uses on ``index_dir`` (see :data:`CONFIG_BY_ENCODER_KIND`)."""
+    from ..indexes.dense import DENSE_DIR, DenseIndex
+
+    if not DenseIndex.exists(index_dir):
+        return LEXICAL_CONFIG
+    import json
+
+    manifest = json.loads((Path(index_dir) / DENSE_DIR / "manifest.json").read_text())
+    kind = (manifest.get("encoder") or {}).get("kind", "minilm")
+    return CONFIG_BY_ENCODER_KIND.get(kind, DEFAULT_CONFIG)
+
+
 @register
 @dataclass(frozen=True)
 class Ours:
     """The best Task 1 system we make from these parts; every weight is in its config file.
 
-    ``dense=False`` is for indexes built without ``--dense`` (embedding the full collection on a
-    CPU takes hours): the packaged ``ours_lexical.toml``, tuned without dense signals, or the
-    given config with its dense signals dropped.
+    One name everywhere: on an index with vectors ``ours`` adds the dense signals of whatever
+    encoder made them, with the weights tuned for that kind of encoder; on an index without vectors
+    it is ``ours:dense=False``, the lexical config (:func:`packaged_config_for` says which file).
+    ``dense=False`` always runs without dense signals: the packaged ``ours_lexical.toml``, or the
+    given config with its dense signals dropped.  A given ``config`` is used as written (its dense
+    signals need an index built with ``--dense``).
     """
 
     NAME = "ours"
     TASK = 1
     DESCRIPTION = "fused BM25 (answer + thread), similar questions, duplicate links, math tokens, dense similarity"
-    config: str = ""  # a TOML file; empty: the packaged ours.toml
+    config: str = ""  # a TOML file; empty: the packaged config for the index (packaged_config_for)
     dense: bool = True
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
-        if self.dense:
+        if not self.dense:
+            cfg = without_dense(load_config(self.config, LEXICAL_CONFIG))
+        elif self.config:
             cfg = load_config(self.config)
         else:
-            cfg = without_dense(load_config(self.config, LEXICAL_CONFIG))
+            cfg = ctx.part("ours_config", lambda index_dir: load_config("", packaged_config_for(index_dir)))
         fused = combine(ctx, query, cfg)
         depth = min(limit, int(cfg.get("depth", 1000)))
         best = sorted(fused.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:depth]
@@ -119,7 +143,8 @@ class Ours:
 
 
 def default_spec(index_dir: str | Path) -> str:
-    """``ours`` where the index has dense vectors, else ``ours:dense=False`` (what the CLI runs by default)."""
+    """The spec (and run tag) of what ``ours`` runs on ``index_dir``: ``ours`` where the index has
+    dense vectors, else ``ours:dense=False`` (what ``ours`` falls back to there)."""
     from ..indexes.dense import DenseIndex
 
     return "ours" if DenseIndex.exists(index_dir) else "ours:dense=False"

@@ -1,0 +1,37 @@
+"""``mathsearch train-encoder --index INDEX_DIR --name NAME``: train a static encoder on a collection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._common import friendly_errors, print_json
+
+
+def train_encoder(
+    index_dir: Path = typer.Option(..., "--index", "-i", help="An index (its store holds the collection's posts)."),
+    name: str = typer.Option(..., "--name", help="The encoder's name (saved under $MATHSEARCH_ENCODERS or ~/.cache/mathsearch/encoders)."),
+    out: Path | None = typer.Option(None, "--out", help="Save into this folder instead of the encoders' home."),
+    teacher_index: Path | None = typer.Option(None, "--teacher-index", help="Read MiniLM teacher vectors from this index (built with --dense --encoder minilm)."),
+    seed: int = typer.Option(13, "--seed"),
+    epochs: int = typer.Option(30, "--epochs"),
+    teacher_budget: int = typer.Option(30_000, "--teacher-budget", help="Posts the teacher embeds when no --teacher-index (22/s on 2 cores)."),
+    latex_vocab: int = typer.Option(1000, "--latex-vocab", help="LaTeX commands added as whole tokens."),
+    contrastive: float = typer.Option(0.0, "--contrastive", help="Weight of the question -> answer contrastive term."),
+) -> None:
+    """Train a static encoder on INDEX_DIR's posts with MiniLM as teacher; print its encoder.json."""
+    from ..encoders import encoder_home
+    from ..encoders.train import TrainConfig, train
+    from ..store import Store
+
+    target = out or encoder_home() / name
+    config = TrainConfig(seed=seed, epochs=epochs, teacher_budget=teacher_budget, latex_vocab=latex_vocab,
+                         contrastive=contrastive)
+    with Store.open(index_dir) as store:
+        info = train(store, target, name, config, teacher_index=teacher_index, source=str(index_dir.resolve()))
+    print_json({**info, "path": str(target)})
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train-encoder")(friendly_errors(train_encoder))

