@@ -536,29 +536,15 @@ class ParseState:
         return [node]
 
     def command(self, t: str, atoms: list[SNode], depth: int) -> None:
-        """Handle one control sequence ``t``, appending the nodes it yields to ``atoms``."""
+        """Handle one control sequence ``t``, appending the nodes it yields to ``atoms``.
+
+        Symbols (the common case) are handled here; every other table entry is dispatched by its
+        kind (``entry[0]``) through :data:`_COMMANDS` to one ``_cmd_*`` method.
+        """
         name = t[1:]
         entry = self.table.get(name)
         if entry is None:
-            if len(name) == 1 and not name.isalpha():
-                cs = _CONTROL_SYMBOLS.get(name)
-                if cs is not None:
-                    atoms.append(SNode(cs[1], cs[0]))
-                elif name in SPACE_CHARS or name.isspace():
-                    pass
-                else:
-                    atoms.append(SNode(name, CHAR_ROLE.get(name, "S")))
-                return
-            if self.macros is not None and name in self.macros:
-                self.expand(name)
-                return
-            if self.peek() == "*" and name + "*" in self.table:
-                self.next()
-                self.command(t + "*", atoms, depth)
-                return
-            if len(self.unknown) < MAX_ERRORS_KEPT:
-                self.unknown.append(t)
-            atoms.append(SNode("E!" + t, "U"))
+            self.undefined(t, atoms, depth)
             return
         code = entry[0]
         if code == "sym":
@@ -570,214 +556,267 @@ class ParseState:
             return
         if code == "ignore":
             return
-        if depth >= MAX_DEPTH and code not in ("font", "size", "right", "end", "skiparg"):
+        if depth >= MAX_DEPTH and code not in _FLAT_SAFE:
             self.error("nesting too deep")
             atoms.append(SNode("E!" + t, "U"))
             return
-        d1 = depth + 1
-        if code == "frac":
-            if name == "cfrac":
-                self.raw_optional()
-            num = self.arg(d1)
-            den = self.arg(d1)
-            node = SNode(entry[1], "K")
-            node.add("o", _chain_or_blank(num))
-            node.add("u", _chain_or_blank(den))
-            atoms.append(node)
-        elif code == "font":
-            style = entry[1]
-            if entry[2]:  # \bf, \rm, \cal ...: switch until the end of the group
-                self.font = style
-                return
-            saved = self.font
-            self.font = style
-            inner = self.arg(d1)
-            self.font = saved
-            if style == UPRIGHT and len(inner) > 1 and all(n.kind == "V" and len(n.label) == 3 for n in inner):
-                # an upright word is one operator name (\mathrm{Var}), as LaTeXML reads it
-                atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), "F"))
+        handler = _COMMANDS.get(code)
+        if handler is None:  # pragma: no cover - every table kind has a handler
+            atoms.append(SNode("E!" + t, "U"))
+            return
+        handler(self, name, entry, atoms, depth)
+
+    def undefined(self, t: str, atoms: list[SNode], depth: int) -> None:
+        """A control sequence not in the table: control symbol, macro, starred form or unknown."""
+        name = t[1:]
+        if len(name) == 1 and not name.isalpha():
+            cs = _CONTROL_SYMBOLS.get(name)
+            if cs is not None:
+                atoms.append(SNode(cs[1], cs[0]))
+            elif name in SPACE_CHARS or name.isspace():
+                pass
             else:
-                atoms.extend(inner)
-        elif code == "left":
-            d = self.delim()
-            if depth >= MAX_DEPTH:
-                self.flat_left += 1
-                self.error("nesting too deep: \\left read flat")
-                if d is not None:
-                    atoms.append(SNode(d, "L"))
-                return
+                atoms.append(SNode(name, CHAR_ROLE.get(name, "S")))
+            return
+        if self.macros is not None and name in self.macros:
+            self.expand(name)
+            return
+        if self.peek() == "*" and name + "*" in self.table:
+            self.next()
+            self.command(t + "*", atoms, depth)
+            return
+        if len(self.unknown) < MAX_ERRORS_KEPT:
+            self.unknown.append(t)
+        atoms.append(SNode("E!" + t, "U"))
+
+    # -- one handler per command kind (see _COMMANDS): (name, table entry, atoms, depth) -------
+    def _cmd_frac(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        if name == "cfrac":
+            self.raw_optional()
+        num = self.arg(depth + 1)
+        den = self.arg(depth + 1)
+        node = SNode(entry[1], "K")
+        node.add("o", _chain_or_blank(num))
+        node.add("u", _chain_or_blank(den))
+        atoms.append(node)
+
+    def _cmd_font(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        style = entry[1]
+        if entry[2]:  # \bf, \rm, \cal ...: switch until the end of the group
+            self.font = style
+            return
+        saved = self.font
+        self.font = style
+        inner = self.arg(depth + 1)
+        self.font = saved
+        if style == UPRIGHT and len(inner) > 1 and all(n.kind == "V" and len(n.label) == 3 for n in inner):
+            # an upright word is one operator name (\mathrm{Var}), as LaTeXML reads it
+            atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), "F"))
+        else:
+            atoms.extend(inner)
+
+    def _cmd_left(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        d = self.delim()
+        if depth >= MAX_DEPTH:
+            self.flat_left += 1
+            self.error("nesting too deep: \\left read flat")
             if d is not None:
                 atoms.append(SNode(d, "L"))
-            inner = self.seq(d1, _RIGHT)
-            atoms.extend(inner)
-            if self.stop == "\\right":
-                d2 = self.delim()
-                if d2 is not None:
-                    atoms.append(SNode(d2, "C"))
-            self.stop = None
-        elif code == "right":
+            return
+        if d is not None:
+            atoms.append(SNode(d, "L"))
+        inner = self.seq(depth + 1, _RIGHT)
+        atoms.extend(inner)
+        if self.stop == "\\right":
             d2 = self.delim()
-            if self.flat_left:
-                self.flat_left -= 1
-            else:
-                self.error("\\right without \\left")
             if d2 is not None:
                 atoms.append(SNode(d2, "C"))
-        elif code == "middle":
-            d = self.delim()
-            if d is not None:
-                atoms.append(SNode(d, "R"))
-        elif code == "size":
-            d = self.delim()
-            if d is not None:
-                last = name[-1]
-                kind = "L" if last == "l" else "C" if last == "r" else "R" if last == "m" else CHAR_ROLE.get(d, "S")
-                atoms.append(SNode(d, kind))
-        elif code == "accent":
-            base = self.arg(d1)
-            mark = ACCENT_CMDS.get(name, "⎴")
-            node = SNode(mark, "A")
-            node.add("w", _chain_or_blank(base))
-            atoms.append(node)
-        elif code == "sqrt":
-            index = None
-            if self.peek() == "[":
-                self.next()
-                index = self.seq(d1, _RBRACK)
-                if self.stop != "]":
-                    self.error("missing ] in \\sqrt")
-                self.stop = None
-            atoms.append(_radical(self.arg(d1), index))
-        elif code == "root":
-            index = self.seq(d1, _OF)
-            if self.stop != "\\of":
-                self.error("\\root without \\of")
+        self.stop = None
+
+    def _cmd_right(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        d2 = self.delim()
+        if self.flat_left:
+            self.flat_left -= 1
+        else:
+            self.error("\\right without \\left")
+        if d2 is not None:
+            atoms.append(SNode(d2, "C"))
+
+    def _cmd_middle(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        d = self.delim()
+        if d is not None:
+            atoms.append(SNode(d, "R"))
+
+    def _cmd_size(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        d = self.delim()
+        if d is not None:
+            last = name[-1]
+            kind = "L" if last == "l" else "C" if last == "r" else "R" if last == "m" else CHAR_ROLE.get(d, "S")
+            atoms.append(SNode(d, kind))
+
+    def _cmd_accent(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        base = self.arg(depth + 1)
+        mark = ACCENT_CMDS.get(name, "⎴")
+        node = SNode(mark, "A")
+        node.add("w", _chain_or_blank(base))
+        atoms.append(node)
+
+    def _cmd_sqrt(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        index = None
+        if self.peek() == "[":
+            self.next()
+            index = self.seq(depth + 1, _RBRACK)
+            if self.stop != "]":
+                self.error("missing ] in \\sqrt")
             self.stop = None
-            atoms.append(_radical(self.arg(d1), index))
-        elif code == "binom":
-            top = self.arg(d1)
-            bottom = self.arg(d1)
-            node = SNode("ATOP", "K")
-            node.add("o", _chain_or_blank(top))
-            node.add("u", _chain_or_blank(bottom))
-            atoms.append(SNode("(", "L"))
-            atoms.append(node)
-            atoms.append(SNode(")", "C"))
-        elif code == "genfrac":
-            left = self.raw_group()
-            right = self.raw_group()
-            self.raw_group()
-            self.raw_group()
-            num = self.arg(d1)
-            den = self.arg(d1)
-            node = SNode("ATOP" if left or right else "FRAC", "K")
-            node.add("o", _chain_or_blank(num))
-            node.add("u", _chain_or_blank(den))
-            if left:
-                atoms.append(SNode(left[0].lstrip("\\") or "(", "L"))
-            atoms.append(node)
-            if right:
-                atoms.append(SNode(right[0].lstrip("\\") or ")", "C"))
-        elif code == "text":
-            raw = self.raw_group()
-            text = "".join(
-                (tok[1:] if tok[0] == "\\" and len(tok) > 1 else tok) for tok in raw if tok not in ("$",)
-            )
-            if text:
-                atoms.append(SNode("T!" + text, "T"))
-        elif code == "opname":
-            star = False
-            if name.endswith("*"):
-                star = True
-            elif self.peek() == "*":
-                self.next()
-                star = True
-            raw = self.raw_group()
-            word = "".join(tok.lstrip("\\") for tok in raw if tok not in ("{", "}"))
-            if word:
-                atoms.append(SNode("F!" + word, "B" if star or word in LIMIT_FUNCS else "F"))
-        elif code == "overset":
-            top = self.arg(d1)
-            base = self.arg(d1)
-            if not base:
-                base = [SNode("W!", "W")]
-            if top:
-                _link(top)
-                base[-1].add(entry[1], top[0])
-            atoms.extend(base)
-        elif code == "xarrow":
-            below = self.raw_optional()
-            above = self.arg(d1)
-            node = SNode(entry[1], "R")
-            if above:
-                _link(above)
-                node.add("o", above[0])
-            if below:
-                sub = ParseState(below)
-                sub.font = self.font
-                low = sub.seq(d1, _TOP)
-                if low:
-                    _link(low)
-                    node.add("u", low[0])
-            atoms.append(node)
-        elif code == "not":
-            nxt = self.arg(d1)
-            if len(nxt) == 1 and len(nxt[0].label) == 1:
-                n = nxt[0]
-                n.label = unicodedata.normalize("NFC", n.label + "\u0338")
-                if n.kind != "Q":
-                    n.kind = "R"  # a struck-out symbol is a (negated) relation
-                atoms.append(n)
-            else:
-                atoms.append(SNode("¬", "Q"))
-                atoms.extend(nxt)
-        elif code == "pmod":
-            inner = self.arg(d1)
-            atoms.append(SNode("(", "L"))
-            if name == "pmod":
-                atoms.append(SNode("mod", "O"))
+        atoms.append(_radical(self.arg(depth + 1), index))
+
+    def _cmd_root(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        index = self.seq(depth + 1, _OF)
+        if self.stop != "\\of":
+            self.error("\\root without \\of")
+        self.stop = None
+        atoms.append(_radical(self.arg(depth + 1), index))
+
+    def _cmd_binom(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        top = self.arg(depth + 1)
+        bottom = self.arg(depth + 1)
+        node = SNode("ATOP", "K")
+        node.add("o", _chain_or_blank(top))
+        node.add("u", _chain_or_blank(bottom))
+        atoms.append(SNode("(", "L"))
+        atoms.append(node)
+        atoms.append(SNode(")", "C"))
+
+    def _cmd_genfrac(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        left = self.raw_group()
+        right = self.raw_group()
+        self.raw_group()
+        self.raw_group()
+        num = self.arg(depth + 1)
+        den = self.arg(depth + 1)
+        node = SNode("ATOP" if left or right else "FRAC", "K")
+        node.add("o", _chain_or_blank(num))
+        node.add("u", _chain_or_blank(den))
+        if left:
+            atoms.append(SNode(left[0].lstrip("\\") or "(", "L"))
+        atoms.append(node)
+        if right:
+            atoms.append(SNode(right[0].lstrip("\\") or ")", "C"))
+
+    def _cmd_text(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        raw = self.raw_group()
+        text = "".join(
+            (tok[1:] if tok[0] == "\\" and len(tok) > 1 else tok) for tok in raw if tok not in ("$",)
+        )
+        if text:
+            atoms.append(SNode("T!" + text, "T"))
+
+    def _cmd_opname(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        star = False
+        if name.endswith("*"):
+            star = True
+        elif self.peek() == "*":
+            self.next()
+            star = True
+        raw = self.raw_group()
+        word = "".join(tok.lstrip("\\") for tok in raw if tok not in ("{", "}"))
+        if word:
+            atoms.append(SNode("F!" + word, "B" if star or word in LIMIT_FUNCS else "F"))
+
+    def _cmd_overset(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        top = self.arg(depth + 1)
+        base = self.arg(depth + 1)
+        if not base:
+            base = [SNode("W!", "W")]
+        if top:
+            _link(top)
+            base[-1].add(entry[1], top[0])
+        atoms.extend(base)
+
+    def _cmd_xarrow(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        below = self.raw_optional()
+        above = self.arg(depth + 1)
+        node = SNode(entry[1], "R")
+        if above:
+            _link(above)
+            node.add("o", above[0])
+        if below:
+            sub = ParseState(below)
+            sub.font = self.font
+            low = sub.seq(depth + 1, _TOP)
+            if low:
+                _link(low)
+                node.add("u", low[0])
+        atoms.append(node)
+
+    def _cmd_not(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        nxt = self.arg(depth + 1)
+        if len(nxt) == 1 and len(nxt[0].label) == 1:
+            n = nxt[0]
+            n.label = unicodedata.normalize("NFC", n.label + "\u0338")
+            if n.kind != "Q":
+                n.kind = "R"  # a struck-out symbol is a (negated) relation
+            atoms.append(n)
+        else:
+            atoms.append(SNode("¬", "Q"))
+            atoms.extend(nxt)
+
+    def _cmd_pmod(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        inner = self.arg(depth + 1)
+        atoms.append(SNode("(", "L"))
+        if name == "pmod":
+            atoms.append(SNode("mod", "O"))
+        atoms.extend(inner)
+        atoms.append(SNode(")", "C"))
+
+    def _cmd_begin(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        self.environment(atoms, depth)
+
+    def _cmd_end(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        self.raw_group()
+        self.error("\\end without \\begin")
+
+    def _cmd_textcolor(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        color = "".join(self.raw_group())
+        inner = self.arg(depth + 1)
+        _paint(inner, color)
+        atoms.extend(inner)
+
+    def _cmd_skiparg(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        if name == "bbox":
+            self.raw_optional()
+        self.raw_group()
+
+    def _cmd_inline(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        if name == "bbox":
+            self.raw_optional()
+        atoms.extend(self.arg(depth + 1))
+
+    def _cmd_mathop(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        inner = self.arg(depth + 1)
+        if len(inner) > 1 and all(n.kind == "V" and len(n.label) == 3 for n in inner):
+            atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), entry[1]))
+        elif len(inner) == 1 and entry[1] != "B":
+            inner[0].kind = entry[1]
+            atoms.append(inner[0])
+        else:
             atoms.extend(inner)
-            atoms.append(SNode(")", "C"))
-        elif code == "begin":
-            self.environment(atoms, depth)
-        elif code == "end":
-            self.raw_group()
-            self.error("\\end without \\begin")
-        elif code == "textcolor":
-            color = "".join(self.raw_group())
-            inner = self.arg(d1)
-            _paint(inner, color)
-            atoms.extend(inner)
-        elif code == "skiparg":
-            if name == "bbox":
-                self.raw_optional()
-            self.raw_group()
-        elif code == "inline":
-            if name == "bbox":
-                self.raw_optional()
-            atoms.extend(self.arg(d1))
-        elif code == "mathop":
-            inner = self.arg(d1)
-            if len(inner) > 1 and all(n.kind == "V" and len(n.label) == 3 for n in inner):
-                atoms.append(SNode("F!" + "".join(n.label[2] for n in inner), entry[1]))
-            elif len(inner) == 1 and entry[1] != "B":
-                inner[0].kind = entry[1]
-                atoms.append(inner[0])
-            else:
-                atoms.extend(inner)
-        elif code == "substack":
-            inner_atoms: list[SNode] = []
-            self.matrix_body("substack", inner_atoms, depth, until_brace=True)
-            atoms.extend(inner_atoms)
-        elif code == "sideset":
-            atoms.extend(self.arg(d1))
-            atoms.extend(self.arg(d1))
-        elif code == "dimen":
-            self.skip_dimension()
-        elif code in ("newcommand", "declareop", "def", "let"):
-            self.define(code)
-        else:  # pragma: no cover - every table code is handled above
-            atoms.append(SNode("E!" + t, "U"))
+
+    def _cmd_substack(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        inner_atoms: list[SNode] = []
+        self.matrix_body("substack", inner_atoms, depth, until_brace=True)
+        atoms.extend(inner_atoms)
+
+    def _cmd_sideset(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        atoms.extend(self.arg(depth + 1))
+        atoms.extend(self.arg(depth + 1))
+
+    def _cmd_dimen(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        self.skip_dimension()
+
+    def _cmd_define(self, name: str, entry: tuple, atoms: list[SNode], depth: int) -> None:
+        self.define(entry[0])
 
     def environment(self, atoms: list[SNode], depth: int) -> None:
         raw = self.raw_group()
@@ -939,6 +978,24 @@ class ParseState:
             return
         self.pending.extend(reversed(out))
 
+
+# Command kinds (``entry[0]`` of the table) that still work past MAX_DEPTH: they add no nesting.
+_FLAT_SAFE = frozenset({"font", "size", "right", "end", "skiparg"})
+# How each command kind of the table is handled ("sym" and "ignore" are handled inline).
+_COMMANDS = {
+    "frac": ParseState._cmd_frac, "font": ParseState._cmd_font, "left": ParseState._cmd_left,
+    "right": ParseState._cmd_right, "middle": ParseState._cmd_middle, "size": ParseState._cmd_size,
+    "accent": ParseState._cmd_accent, "sqrt": ParseState._cmd_sqrt, "root": ParseState._cmd_root,
+    "binom": ParseState._cmd_binom, "genfrac": ParseState._cmd_genfrac, "text": ParseState._cmd_text,
+    "opname": ParseState._cmd_opname, "overset": ParseState._cmd_overset,
+    "xarrow": ParseState._cmd_xarrow, "not": ParseState._cmd_not, "pmod": ParseState._cmd_pmod,
+    "begin": ParseState._cmd_begin, "end": ParseState._cmd_end, "textcolor": ParseState._cmd_textcolor,
+    "skiparg": ParseState._cmd_skiparg, "inline": ParseState._cmd_inline,
+    "mathop": ParseState._cmd_mathop, "substack": ParseState._cmd_substack,
+    "sideset": ParseState._cmd_sideset, "dimen": ParseState._cmd_dimen,
+    "newcommand": ParseState._cmd_define, "declareop": ParseState._cmd_define,
+    "def": ParseState._cmd_define, "let": ParseState._cmd_define,
+}
 
 def _prescripts(atoms: list[SNode]) -> list[SNode]:
     """``{}^{14}_{6}C``: scripts on a blank base just before a symbol are that symbol's
