@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .ranking import Ranking
-from .systems import SearchContext, SearchQuery, make_system, spec, system_class, system_names
+from .systems import SearchContext, SearchQuery, make_system, needs_of, spec, system_class, system_names
 from .systems.ours import default_spec
 from .systems.runner import top
 from .text.analysis import formula_key, split_math
@@ -96,6 +96,7 @@ class Searcher:
             what = "words or a $formula$" if task == 1 else "a formula"
             raise InputError(f"the query is empty; give {what} to search for.")
         sys_obj = make_system(self.system_for(task, system))
+        self.ctx.require(("store", *needs_of(sys_obj)))
         q = SearchQuery.from_text(query, tags=tags)
         ranking = top(sys_obj.search(self.ctx, q, k), k)
         hits = self._decorate(ranking, task, query, set(q.bags.title_words))

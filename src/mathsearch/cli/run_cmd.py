@@ -11,7 +11,7 @@ from ..errors import InputError
 from ..readers.topics import read_topics
 from ..records import ReadReport
 from ..runs import suggest_run_name, write_formula_run, write_trec_run
-from ..systems import SearchContext, make_system, run_system, spec, system_class, system_names
+from ..systems import SearchContext, make_system, needs_of, run_system, spec, system_class, system_names
 from ..systems.ours import default_spec
 from ._common import check_output, console, friendly_errors, print_json
 
@@ -39,6 +39,8 @@ def run(
         raise InputError(f"system {name} answers task {system_class(name).TASK}; task {task} systems: "
                          + ", ".join(system_names(task)))
     sys_obj = make_system(system)
+    ctx = SearchContext(index_dir)
+    ctx.require(("store", *needs_of(sys_obj)))  # every index the run reads, checked before any work
     read = ReadReport(source=str(formulas or topics))
     topic_list = read_topics(topics, formulas, read)
     # Checked before the search: a run must not fail at its end for want of a place to write.
@@ -48,7 +50,6 @@ def run(
         err.print(f"warning: skipped {problem}", highlight=False, markup=False)
     if read.skipped_total > 10:
         err.print(f"warning: {read.skipped_total - 10} more lines skipped", highlight=False)
-    ctx = SearchContext(index_dir)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err,
                   disable=json_out or not err.is_terminal, transient=True) as bar:
         job = bar.add_task(spec(sys_obj), total=len(topic_list))

@@ -1,4 +1,5 @@
-"""The INDEX_DIR folder as a whole: its manifest, and the rule for when a build may replace it.
+"""The INDEX_DIR folder as a whole: its manifest, the rule for when a build may replace it, and the
+indexes it holds (:data:`INDEX_KINDS`), opened and checked through :class:`IndexDirectory`.
 
 ``mathsearch index`` writes ``INDEX_DIR/mathsearch-index.json``, the manifest: what built the
 folder, from which collection, with which counts, and every entry it holds.  A build replaces an
@@ -12,12 +13,20 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..store.atomic import LOCK_FILE
+
+if TYPE_CHECKING:
+    from ..store import Store
+    from .dense import DenseIndex
+    from .formula import FormulaIndex
+    from .text_index import TextIndex
 
 MANIFEST = "mathsearch-index.json"
 FORMAT = "mathsearch-index"
@@ -125,3 +134,84 @@ def check_index_target(index_dir: str | Path, collection: str | Path) -> None:
             f"--index {given} is a mathsearch index but also holds {shown}, which mathsearch did not make: "
             "move them out or choose another folder (nothing was changed)."
         )
+
+
+# -- the indexes an INDEX_DIR may hold ------------------------------------------------------------
+@dataclass(frozen=True)
+class IndexKind:
+    """One kind of index under INDEX_DIR: where it lives, how to open it, how to build it.
+
+    ``marker`` is the file (relative to INDEX_DIR) whose presence says the index was built
+    completely (each index writes it last, with its version, parameters and counts); ``opener`` is
+    ``module:Class`` with a ``Class.open(index_dir)``, imported only when the index is opened, so
+    that naming an index never loads numpy, tantivy or torch.
+    """
+
+    name: str
+    marker: str
+    opener: str
+    build_with: str  # the command that builds it, for error messages
+
+    def exists(self, index_dir: str | Path) -> bool:
+        return (Path(index_dir) / self.marker).is_file()
+
+    def open(self, index_dir: str | Path) -> Any:
+        module, _, cls = self.opener.partition(":")
+        return getattr(import_module(module), cls).open(index_dir)
+
+
+INDEX_KINDS: dict[str, IndexKind] = {k.name: k for k in (
+    IndexKind("store", "store.sqlite", "mathsearch.store.store:Store", "mathsearch index"),
+    IndexKind("text", "text/manifest.json", "mathsearch.indexes.text_index:TextIndex", "mathsearch index"),
+    IndexKind("formula", "formula/manifest.json", "mathsearch.indexes.formula.search:FormulaIndex", "mathsearch index"),
+    IndexKind("dense", "dense/manifest.json", "mathsearch.indexes.dense:DenseIndex", "mathsearch index --dense"),
+)}
+
+
+class IndexDirectory:
+    """The indexes of one INDEX_DIR, each opened once on first use and shared by every system of
+    a run or a server; :meth:`require` checks up front that the ones a system needs are there."""
+
+    def __init__(self, path: str | Path):
+        self.index_dir = Path(path)
+        self._open: dict[str, Any] = {}
+
+    def has(self, name: str) -> bool:
+        return INDEX_KINDS[name].exists(self.index_dir)
+
+    def require(self, names: Iterable[str]) -> None:
+        """Raise InputError (one sentence) naming every index of ``names`` this folder lacks."""
+        if not self.index_dir.is_dir():
+            raise InputError(f"{self.index_dir} is not an index folder: build one with `mathsearch index COLLECTION "
+                             f"--index {self.index_dir}`.")
+        missing = [INDEX_KINDS[n] for n in dict.fromkeys(names) if not self.has(n)]
+        if missing:
+            noun = "index" if len(missing) == 1 else "indexes"
+            how = "; ".join(f"{k.name}: `{k.build_with}`" for k in missing)
+            raise InputError(f"{self.index_dir} lacks the {', '.join(k.name for k in missing)} {noun} needed here "
+                             f"(build with {how}).")
+
+    def open(self, name: str) -> Any:
+        if name not in self._open:
+            self._open[name] = INDEX_KINDS[name].open(self.index_dir)
+        return self._open[name]
+
+    @property
+    def manifest(self) -> dict[str, Any] | None:
+        return read_manifest(self.index_dir)
+
+    @property
+    def store(self) -> Store:
+        return self.open("store")
+
+    @property
+    def text(self) -> TextIndex:
+        return self.open("text")
+
+    @property
+    def formula(self) -> FormulaIndex:
+        return self.open("formula")
+
+    @property
+    def dense(self) -> DenseIndex:
+        return self.open("dense")

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..errors import InputError
+from ..indexes.directory import IndexDirectory
 from ..indexes.documents import QueryBags, topic_text
 from ..ranking import Ranking
 from ..records import Topic
-from ..store import Store
 
 
 @dataclass(frozen=True)
@@ -59,34 +59,26 @@ class SearchQuery:
         return QueryBags.of_text(self.title, self.question, self.tags)
 
 
-class SearchContext:
-    """The indexes of one INDEX_DIR, opened lazily and shared by every system of a run."""
+class SearchContext(IndexDirectory):
+    """The indexes of one INDEX_DIR (:class:`~mathsearch.indexes.directory.IndexDirectory`), opened
+    lazily and shared by every system of a run, plus per-run state of the systems."""
 
     def __init__(self, index_dir: str | Path):
-        self.index_dir = Path(index_dir)
+        super().__init__(index_dir)
         self._parts: dict[str, Any] = {}
 
     def part(self, key: str, factory: Callable[[Path], Any]) -> Any:
-        """A component (index, model, cache) opened once: ``factory(index_dir)`` on first use."""
+        """Per-run state of a system (a cache, a loaded config), made once: ``factory(index_dir)``."""
         if key not in self._parts:
             self._parts[key] = factory(self.index_dir)
         return self._parts[key]
 
-    @property
-    def store(self) -> Store:
-        return self.part("store", Store.open)
 
-    @property
-    def text(self):  # -> TextIndex
-        from ..indexes.text_index import TextIndex
-
-        return self.part("text", TextIndex.open)
-
-    @property
-    def formula(self):  # -> FormulaIndex
-        from ..indexes.formula import FormulaIndex
-
-        return self.part("formula", FormulaIndex.open)
+def needs_of(system: Any) -> tuple[str, ...]:
+    """The indexes (:data:`~mathsearch.indexes.directory.INDEX_KINDS`) a configured system reads:
+    its ``needs()`` where its configuration decides, else its class's ``NEEDS``."""
+    needs = getattr(system, "needs", None)
+    return tuple(needs()) if callable(needs) else tuple(getattr(system, "NEEDS", ("store", "text", "formula")))
 
 
 @runtime_checkable
@@ -94,6 +86,7 @@ class System(Protocol):
     NAME: ClassVar[str]
     TASK: ClassVar[int]
     DESCRIPTION: ClassVar[str]
+    NEEDS: ClassVar[tuple[str, ...]]  # the indexes it reads (or a ``needs()`` method where its config decides)
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking: ...
 

@@ -23,6 +23,7 @@ TANGENT_S = "tangent-s"
 class TfidfTangentS:
     NAME = "tfidf-tangent-s"
     TASK = 1
+    NEEDS = ("text", "formula")
     DESCRIPTION = "min-max normalised, unweighted average of tfidf-words and tangent-s"
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:

@@ -125,6 +125,10 @@ class FormulaSearch:
     DESCRIPTION = "tuple candidates (SLT, OPT, unified SLT; idf-weighted Dice), exact visual match, thread text boost"
     config: str = ""  # a TOML file; empty: the packaged formula.toml
 
+    def needs(self) -> tuple[str, ...]:
+        text = load_config(self.config).get("text") or {}
+        return ("formula", "text") if float(text.get("weight", 0.0)) > 0 else ("formula",)
+
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
         cfg = load_config(self.config)
         if not query.formula_latex:
@@ -141,6 +145,7 @@ class TangentSFormula:
     NAME = "tangent-s-formula"
     DATA_USED = "math"  # the run-file naming field: formulae only
     TASK = 2
+    NEEDS = ("formula",)
     DESCRIPTION = "Tangent-S baseline: SLT + OPT tuple Dice, best instance per visual id"
     slt: float = 0.5
 
@@ -160,6 +165,7 @@ class TangentS:
     NAME = "tangent-s"
     DATA_USED = "math"  # the run-file naming field: formulae only
     TASK = 1
+    NEEDS = ("formula",)
     DESCRIPTION = "Tangent-S baseline: answers by their best formula match to the topic's largest formula"
     slt: float = 0.5
 

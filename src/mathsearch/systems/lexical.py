@@ -24,6 +24,7 @@ class Bm25Answer:
 
     NAME = "bm25-answer"
     TASK = 1
+    NEEDS = ("text",)
     DESCRIPTION = "BM25 over answer text (words and math tokens)"
     math: float = 1.0
 
@@ -38,6 +39,7 @@ class Bm25Thread:
 
     NAME = "bm25-thread"
     TASK = 1
+    NEEDS = ("text",)
     DESCRIPTION = "BM25 over answer plus thread text (question title, body, tags)"
     math: float = 1.0
 
@@ -57,6 +59,7 @@ class TfidfLatex:
 
     NAME = "tfidf-latex"
     TASK = 1
+    NEEDS = ("text",)
     DESCRIPTION = "BM25 over answer text with raw LaTeX strings as text"
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
@@ -70,6 +73,7 @@ class TfidfWords:
 
     NAME = "tfidf-words"
     TASK = 1
+    NEEDS = ("text",)
     DESCRIPTION = "BM25 over answer text with LaTeX mapped to words"
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:

@@ -30,6 +30,7 @@ QUESTION_FIELDS = {"title_words->title": 2.0, "words->title": 1.0, "words->quest
 class LinkedPosts:
     NAME = "linked-posts"
     TASK = 1
+    NEEDS = ("store", "text")
     DESCRIPTION = "answers of questions linked as duplicates to the collection questions most like the topic"
     neighbours: int = 5
     include_neighbours: bool = False

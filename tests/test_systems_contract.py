@@ -1,0 +1,62 @@
+"""Contract of every registered system (the registry sweep): it names the indexes it reads, its spec
+round-trips, it returns a Ranking in the one ranking order, and a run of it on real topics is
+valid by the participant guidelines (checked against the collection, invalid hits refused)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import TOPICS
+
+from mathsearch.indexes.directory import INDEX_KINDS
+from mathsearch.ranking import Ranking
+from mathsearch.readers.topics import read_topics
+from mathsearch.runs import write_formula_run, write_trec_run
+from mathsearch.systems import (
+    SearchContext,
+    SearchQuery,
+    make_system,
+    needs_of,
+    run_system,
+    spec,
+    system_names,
+)
+
+SYSTEMS = system_names()
+
+
+def test_the_registry_holds_both_tasks():
+    assert set(system_names(1)) >= {"ours", "bm25-answer", "bm25-thread", "tangent-s", "linked-posts"}
+    assert set(system_names(2)) >= {"formula", "tangent-s-formula"}
+    assert set(system_names(1)) | set(system_names(2)) == set(SYSTEMS)
+
+
+@pytest.fixture(scope="module")
+def topics():
+    return {1: read_topics(TOPICS / "task1-2020.xml", TOPICS / "formulas" / "formulas-2020-latex.tsv")[:4],
+            2: read_topics(TOPICS / "task2-2020.xml", TOPICS / "formulas" / "formulas-2020-latex.tsv")[:4]}
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_every_system_keeps_the_contract(name, sample_index, topics, tmp_path):
+    system = make_system(name)
+    assert make_system(spec(system)) == system  # the spec names it, and is its run tag
+    needs = needs_of(system)
+    assert needs and set(needs) <= set(INDEX_KINDS), needs
+    ctx = SearchContext(sample_index)
+    if "dense" in needs:  # the sample index here has no vectors: say so up front, clearly
+        with pytest.raises(Exception, match="dense"):
+            ctx.require(needs)
+        return
+    ctx.require(needs)
+    task = system.TASK
+    found = system.search(ctx, SearchQuery.from_topic(topics[task][0]), 50)
+    assert isinstance(found, Ranking) and len(found) <= 50
+    if task == 2:
+        assert found.posts is not None and set(found.posts) == set(found)  # each instance with its post
+    hits = run_system(system, ctx, topics[task], 100)
+    assert hits, f"{name} found nothing for 4 topics of 2020"
+    writer = write_trec_run if task == 1 else write_formula_run
+    report = writer(tmp_path / "run.tsv", hits, lookup=ctx.store, on_invalid="raise")
+    assert report.ok and report.hits == len(hits)
+    lines = (tmp_path / "run.tsv").read_text().splitlines()
+    assert len(lines) == len(hits) and all(line.endswith("\t" + spec(system)) for line in lines)
