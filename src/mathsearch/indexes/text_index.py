@@ -11,9 +11,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import multiprocessing as mp
 import os
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import tantivy
 
 from ..errors import InputError
+from ..parallel import batched, ordered_map
 from ..store import Store
 from ..text.analysis import LATEX_WORDS_SOURCE
 from .documents import ANSWER_FIELDS, QUESTION_FIELDS, QueryBags, QuestionBags, answer_fields, field_texts
@@ -101,35 +101,24 @@ def _open_worker_store(index_dir: str) -> None:
 
 
 def _run_job(job: Job) -> list:
-    assert _worker_store is not None
+    if _worker_store is None:
+        raise RuntimeError("a text analysis worker runs without its store (no initializer)")
     return _JOBS[job[0]](_worker_store, job[1])
 
 
 def _analysed(store: Store, jobs: Iterable[Job], workers: int) -> Iterator[list]:
-    """The results of ``jobs`` in order, analysed here or by ``workers`` forked processes."""
-    if workers <= 1 or "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
-        for kind, ids in jobs:
-            yield _JOBS[kind](store, ids)
-        return
-    # fork: workers inherit the imported, warmed-up modules; nothing but ids goes to them.
-    with mp.get_context("fork").Pool(workers, initializer=_open_worker_store, initargs=(str(store.index_dir),)) as pool:
-        pending: deque = deque()
-        for job in jobs:
-            pending.append(pool.apply_async(_run_job, (job,)))
-            if len(pending) > 2 * workers:  # a bounded window keeps memory flat and order kept
-                yield pending.popleft().get()
-        while pending:
-            yield pending.popleft().get()
+    """The results of ``jobs`` in order, analysed by ``workers`` forked processes (or here)."""
+    return ordered_map(_run_job, jobs, workers, initializer=_open_worker_store, initargs=(str(store.index_dir),))
 
 
 def _jobs(store: Store) -> Iterator[Job]:
     question_ids = [pid for pid, _ in store.iter_post_ids(1)]
-    for i in range(0, len(question_ids), _JOB_SIZE):
-        yield ("threads", question_ids[i : i + _JOB_SIZE])
+    for ids in batched(question_ids, _JOB_SIZE):
+        yield ("threads", ids)
     questions = set(question_ids)
     orphans = [pid for pid, thread in store.iter_post_ids(2) if thread not in questions]
-    for i in range(0, len(orphans), _JOB_SIZE):
-        yield ("orphans", orphans[i : i + _JOB_SIZE])
+    for ids in batched(orphans, _JOB_SIZE):
+        yield ("orphans", ids)
 
 
 def default_workers() -> int:
@@ -244,16 +233,6 @@ class TextIndex:
     def search_questions(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 100) -> dict[int, float]:
         """``{question id: BM25 score}`` of the best ``limit`` questions (those with answers)."""
         return self._search(self._q_searcher, self.questions.schema, bags, clauses, limit, "id")
-
-    def threads_of(self, answer_ids: list[int]) -> dict[int, int]:
-        """The thread (question id) of each answer found in the index."""
-        out: dict[int, int] = {}
-        schema = self.answers.schema
-        for aid in answer_ids:
-            hits = self._a_searcher.search(tantivy.Query.term_query(schema, "id", aid), limit=1, count=False).hits
-            if hits:
-                out[aid] = int(self._a_searcher.fast_field_values("thread", [hits[0][1]])[0])
-        return out
 
     @property
     def num_answers(self) -> int:

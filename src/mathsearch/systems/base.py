@@ -188,15 +188,6 @@ def spec(system: Any) -> str:
     return system.NAME + (":" + ",".join(changed) if changed else "")
 
 
-def parameters(cls: type) -> dict[str, Any]:
-    """``{parameter: default}`` of a system class, for help texts."""
-    out = {}
-    for f in dataclasses.fields(cls):
-        if f.init:
-            out[f.name] = f.default if f.default is not dataclasses.MISSING else None
-    return out
-
-
 __all__ = [
     "Ranking",
     "SearchContext",
@@ -204,7 +195,6 @@ __all__ = [
     "System",
     "field",
     "make_system",
-    "parameters",
     "register",
     "spec",
     "system_class",
