@@ -23,7 +23,6 @@ from mathsearch.formula import (
     infix,
     latex_to_words,
     leaf_paths,
-    math_terms,
     opt_key,
     opt_to_cmathml,
     opt_tuples,
@@ -31,6 +30,7 @@ from mathsearch.formula import (
     prefix,
     slt_to_pmathml,
     slt_tuples,
+    subexpression_terms,
     visual_key,
 )
 
@@ -56,7 +56,7 @@ def everything(latex: str) -> bool:
     prefix(p.opt)
     infix(p.opt)
     opt_key(p.opt)
-    math_terms(p.opt)
+    subexpression_terms(p.opt)
     slt_to_pmathml(p.slt)
     opt_to_cmathml(p.opt)
     latex_to_words(latex)

@@ -14,7 +14,6 @@ from mathsearch.formula import (
     infix,
     latex_to_words,
     leaf_paths,
-    math_terms,
     node_count,
     opt_key,
     opt_to_cmathml,
@@ -23,6 +22,7 @@ from mathsearch.formula import (
     prefix,
     slt_to_pmathml,
     slt_tuples,
+    subexpression_terms,
     tokenize,
     visual_key,
 )
@@ -46,7 +46,7 @@ def everything(latex: str) -> None:
     prefix(p.opt)
     infix(p.opt)
     opt_key(p.opt)
-    math_terms(p.opt)
+    subexpression_terms(p.opt)
     slt_to_pmathml(p.slt)
     opt_to_cmathml(p.opt)
     latex_to_words(latex)

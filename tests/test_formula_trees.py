@@ -12,7 +12,6 @@ from mathsearch.formula import (
     infix,
     latex_to_words,
     leaf_paths,
-    math_terms,
     node_count,
     opt_key,
     opt_to_cmathml,
@@ -23,6 +22,7 @@ from mathsearch.formula import (
     slt_string,
     slt_to_pmathml,
     slt_tuples,
+    subexpression_terms,
     tuple_token,
     visual_key,
 )
@@ -182,10 +182,10 @@ def test_single_symbol_still_has_a_tuple():
 def test_leaf_paths_and_math_terms():
     p = parse_latex("x^2+1")
     assert leaf_paths(p.opt) == ["V!x/O!SUP/U!plus", "N!2/O!SUP/U!plus", "N!1/U!plus"]
-    terms = math_terms(p.opt)
+    terms = subexpression_terms(p.opt)
     assert "O!SUP V!x N!2" in terms and "O!SUP id1 const" in terms
     assert "U!plus N!1 O!SUP V!x N!2" in terms and "U!plus const O!SUP id1 const" in terms
-    assert math_terms(parse_latex("y^2+1").opt)[-1] == terms[-1]  # unified: same up to renaming
+    assert subexpression_terms(parse_latex("y^2+1").opt)[-1] == terms[-1]  # unified: same up to renaming
 
 
 def test_mathml_is_well_formed_xml():

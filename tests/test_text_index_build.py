@@ -151,7 +151,7 @@ def test_analysis_matches_straightforward_definitions(pruned_store):
         assert (prose, formulae) == _ref_split(text)
         assert ta.words(prose) == _ref_words(prose)
         assert ta.latex_word_terms(text) == _ref_latex_words(text)
-        assert ta.math_terms(formulae) == [t for f in formulae for t in _ref_math_tokens(f)]
+        assert ta.formula_math_tokens(formulae) == [t for f in formulae for t in _ref_math_tokens(f)]
         n_formulae += len(formulae)
     assert n_formulae > 5000
 

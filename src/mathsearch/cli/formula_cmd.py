@@ -13,7 +13,6 @@ from ..formula import (
     infix,
     latex_to_words,
     leaf_paths,
-    math_terms,
     node_count,
     opt_key,
     opt_to_cmathml,
@@ -23,6 +22,7 @@ from ..formula import (
     slt_string,
     slt_to_pmathml,
     slt_tuples,
+    subexpression_terms,
     visual_key,
 )
 from ..records import ReadReport
@@ -47,7 +47,7 @@ def representations(latex: str) -> dict:
         "slt_tuples": [list(t) for t in slt_tuples(p.slt)],
         "opt_tuples": [list(t) for t in opt_tuples(p.opt)],
         "leaf_paths": leaf_paths(p.opt),
-        "math_terms": math_terms(p.opt),
+        "math_terms": subexpression_terms(p.opt),
         "words": latex_to_words(latex),
         "pmathml": slt_to_pmathml(p.slt),
         "cmathml": opt_to_cmathml(p.opt),

@@ -9,7 +9,7 @@ Public API (pure functions unless said otherwise; none of them raises on any inp
     16 hex digits shared by visually identical formulae; collections without visual ids get them.
 ``slt_tuples(slt, window=2)``, ``opt_tuples(opt, window=2)`` -> ``[(label, label, edges)]``
     Tangent-style symbol pairs; ``tuple_token(t)`` makes an index token of one.
-``leaf_paths(opt)``, ``prefix(opt)``, ``infix(opt)``, ``math_terms(opt)``, ``opt_key(opt)``
+``leaf_paths(opt)``, ``prefix(opt)``, ``infix(opt)``, ``subexpression_terms(opt)``, ``opt_key(opt)``
     Approach0 leaf-root paths, the seed's prefix/infix notations, MIaS-style M-terms (with
     unified variants), and a canonical key equal for trees equal up to commutativity.
 ``latex_to_words(latex)``
@@ -39,13 +39,13 @@ from .parser import tokenize
 from .representations import (
     infix,
     leaf_paths,
-    math_terms,
     opt_key,
     opt_to_cmathml,
     opt_tuples,
     prefix,
     slt_to_pmathml,
     slt_tuples,
+    subexpression_terms,
     tuple_token,
     visual_string,
 )
@@ -54,7 +54,7 @@ from .words import latex_to_words
 
 __all__ = [
     "Analysis", "AnalyzerConfig", "FormulaAnalyzer", "ONode", "Parsed", "SNode", "build_opt",
-    "infix", "latex_to_words", "leaf_paths", "math_terms", "node_count", "opt_key",
+    "infix", "latex_to_words", "leaf_paths", "node_count", "opt_key",
     "opt_to_cmathml", "opt_tuples", "parse_latex", "prefix", "similarity", "slt_string",
-    "slt_to_pmathml", "slt_tuples", "tokenize", "tuple_token", "visual_key", "visual_string",
+    "slt_to_pmathml", "slt_tuples", "subexpression_terms", "tokenize", "tuple_token", "visual_key", "visual_string",
 ]

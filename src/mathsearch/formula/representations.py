@@ -202,7 +202,7 @@ def _canon(node: ONode, depth: int) -> str:
     return node.label + "(" + ",".join(parts) + ")"
 
 
-def math_terms(opt: ONode, unify: bool = True, max_terms: int = 2000, max_tokens: int = 128) -> list[str]:
+def subexpression_terms(opt: ONode, unify: bool = True, max_terms: int = 2000, max_tokens: int = 128) -> list[str]:
     """MIaS-style M-terms: every subexpression in prefix notation (commutative arguments sorted);
     with ``unify``, also each with variables renamed ``id1, id2...`` in order of appearance and
     with numbers replaced by ``const``.  Subexpressions longer than ``max_tokens`` tokens are

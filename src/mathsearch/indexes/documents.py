@@ -33,7 +33,7 @@ QUESTION_FIELDS = ("title", "question", "tags", "q_math")
 
 def _prose_and_math(text: str) -> tuple[list[str], list[str]]:
     prose, formulae = ta.split_math(text or "")
-    return ta.words(prose), ta.math_terms(formulae)
+    return ta.words(prose), ta.formula_math_tokens(formulae)
 
 
 @dataclass(slots=True)
@@ -61,7 +61,7 @@ def answer_fields(text: str, comments: list[str], thread: QuestionBags | None) -
     body = ta.words(prose)
     out = {
         "body": body,
-        "body_math": ta.math_terms(formulae),
+        "body_math": ta.formula_math_tokens(formulae),
         "body_raw": ta.raw_latex_terms(text),
         "body_lw": body + ta.formula_word_terms(formulae),  # = latex_word_terms(text), prose analysed once
         # One pass over the comments' prose joined by spaces: the words of each, in order.
@@ -103,8 +103,8 @@ class QueryBags:
         return cls(
             title_words=ta.words(t_prose),
             question_words=ta.words(q_prose),
-            title_math=ta.math_terms(t_formulae),
-            question_math=ta.math_terms(q_formulae),
+            title_math=ta.formula_math_tokens(t_formulae),
+            question_math=ta.formula_math_tokens(q_formulae),
             tags=ta.tag_terms(tags),
             raw=ta.raw_latex_terms(both),
             latex_words=ta.latex_word_terms(both),

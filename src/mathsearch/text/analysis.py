@@ -14,8 +14,7 @@ Token families (each lands in its own index field):
 * **raw LaTeX terms**: what a generic tokeniser makes of text with raw LaTeX in it
   (alphanumeric runs), as the lab's Terrier baseline saw it.
 * **LaTeX words**: formulae mapped to English words (``\\frac`` -> ``frac``, ``^`` ->
-  ``pow``), as the lab's PyTerrier baseline; the formula module's ``latex_to_words`` is
-  used when it is there.
+  ``sup``), as the lab's PyTerrier baseline: :func:`mathsearch.formula.latex_to_words`.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from ..formula import latex_to_words
 from ..readers.dollar_math import find_math
 
 # Short, generic English stop words; mathematical words ("prove", "limit") are kept.
@@ -54,13 +54,6 @@ _LATEX_ALIAS = {
     r"\Vert": r"\|", r"\langle": "<", r"\rangle": ">", r"\cdot": "*", r"\times": "*", r"\ast": "*",
     r"\varepsilon": r"\epsilon", r"\varphi": r"\phi", r"\lbrack": "[", r"\rbrack": "]", r"\iff": r"\Leftrightarrow",
     r"\implies": r"\Rightarrow", r"\dots": r"\ldots", r"\cdots": r"\ldots",
-}
-# English names of symbols, for the "LaTeX as words" representation.
-_SYMBOL_WORDS = {
-    "+": "plus", "-": "minus", "=": "equal", "<": "less", ">": "greater", "^": "pow", "_": "sub",
-    "(": "lparen", ")": "rparen", "[": "lbrack", "]": "rbrack", "|": "bar", "!": "factorial", "/": "divide",
-    "*": "times", ",": "comma", ".": "dot", "'": "prime", ":": "colon", ";": "semicolon",
-    "\\|": "norm", "\\leq": "leq", "\\geq": "geq", "\\neq": "neq", "\\infty": "infinity",
 }
 _DIGITS = frozenset("0123456789")
 
@@ -122,11 +115,6 @@ def split_math(text: str) -> tuple[str, list[str]]:
     return " ".join(prose), [latex for _, _, latex in found]
 
 
-def latex_symbols(latex: str) -> list[str]:
-    """LaTeX tokens with grouping and spacing dropped and synonyms merged (``\\dfrac`` = ``\\frac``)."""
-    return list(_latex_symbols(latex))
-
-
 class _SymbolTerms(dict):
     """LaTeX token -> its symbol after aliasing ("" when dropped), filled on first sight."""
 
@@ -176,34 +164,8 @@ def _math_tokens(latex: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _fallback_latex_to_words(latex: str) -> str:
-    parts = []
-    for tok in latex_symbols(latex):
-        if tok.startswith("\\"):
-            word = _SYMBOL_WORDS.get(tok, tok[1:])
-        else:
-            word = _SYMBOL_WORDS.get(tok, tok)
-        parts.append(word)
-    return " ".join(parts)
-
-
-@lru_cache(maxsize=200_000)
-def latex_to_words(latex: str) -> str:
-    """A formula as English-like words, from the formula module when present."""
-    return _latex_to_words(latex)
-
-
-def _pick_latex_to_words():
-    try:  # the formula module (LaTeX parser) maps symbols to words more faithfully
-        from ..formula import latex_to_words as formula_latex_to_words  # type: ignore[attr-defined]
-    except ImportError:
-        return _fallback_latex_to_words
-    return formula_latex_to_words
-
-
-_latex_to_words = _pick_latex_to_words()
 # Recorded in index manifests: an index built with one mapping cannot be queried with another.
-LATEX_WORDS_SOURCE = _latex_to_words.__module__
+LATEX_WORDS_SOURCE = latex_to_words.__module__
 
 
 def raw_latex_terms(text: str) -> list[str]:
@@ -227,10 +189,11 @@ def formula_word_terms(formulae: Iterable[str]) -> list[str]:
 
 @lru_cache(maxsize=200_000)
 def _formula_words(latex: str) -> tuple[str, ...]:
-    return tuple([w for w in _WORD.findall(_latex_to_words(latex).lower()) if len(w) <= 40])
+    return tuple([w for w in _WORD.findall(latex_to_words(latex).lower()) if len(w) <= 40])
 
 
-def math_terms(formulae: Iterable[str]) -> list[str]:
+def formula_math_tokens(formulae: Iterable[str]) -> list[str]:
+    """The math tokens (:func:`math_tokens`) of formulae, one formula after another."""
     out: list[str] = []
     for latex in formulae:
         out += _math_tokens(latex)
