@@ -8,18 +8,16 @@ in forked child processes (at full size the text and formula indexes each take m
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
-import queue
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
 from .indexes.directory import check_index_target, write_manifest
+from .parallel import side_by_side
 from .readers.collection import detect_collection
 from .store import IngestCounts, Store, atomic_directory, build_store
 from .store.atomic import clean_stale_builds
@@ -63,70 +61,12 @@ def _timed(step: IndexStep, building: Path, progress: Progress | None) -> tuple[
     return counts, round(time.perf_counter() - started, 2)
 
 
-def _child(step: IndexStep, building: Path, events: mp.Queue) -> None:
-    """A step in a child process: its progress and its outcome travel back through ``events``."""
-    try:
-        counts, seconds = _timed(step, building, lambda stage, done, total: events.put(("progress", (stage, done, total))))
-        events.put(("done", (counts, seconds)))
-    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
-        try:
-            events.put(("error", exc))
-        except Exception:  # an exception that does not pickle: its words at least
-            events.put(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
-
-
 def _run_steps(steps: list[tuple[str, IndexStep]], building: Path, progress: Progress | None) -> dict[str, Any]:
     """Run independent ``steps`` side by side; their counts merged, with ``NAME_seconds`` each."""
+    results = side_by_side([(name, partial(_timed, step, building)) for name, step in steps], progress)
     out: dict[str, Any] = {}
-    if len(steps) < 2 or not hasattr(os, "fork"):
-        for name, step in steps:
-            counts, seconds = _timed(step, building, progress)
-            out.update(counts)
-            out[f"{name}_seconds"] = seconds
-        return out
-    ctx = mp.get_context("fork")
-    children = []
-    for name, step in steps[1:]:  # started before this process opens anything the fork would copy
-        events = ctx.Queue()
-        proc = ctx.Process(target=_child, args=(step, building, events), name=f"index-{name}")
-        proc.start()
-        children.append((name, proc, events))
-    results: dict[str, tuple[str, Any]] = {}
-
-    def listen(name: str, proc: mp.Process, events: mp.Queue) -> None:
-        while name not in results:
-            try:
-                kind, payload = events.get(timeout=1.0)
-            except queue.Empty:
-                if not proc.is_alive():
-                    results[name] = ("error", RuntimeError(f"index step {name} died (exit code {proc.exitcode})"))
-                continue
-            if kind == "progress":
-                if progress:
-                    progress(*payload)
-            else:
-                results[name] = (kind, payload)
-
-    listeners = [threading.Thread(target=listen, args=child, daemon=True) for child in children]
-    for t in listeners:
-        t.start()
-    try:
-        name, step = steps[0]
-        counts, seconds = _timed(step, building, progress)
-        out.update(counts)
-        out[f"{name}_seconds"] = seconds
-        for t in listeners:
-            t.join()
-    finally:
-        for _, proc, _ in children:
-            if proc.is_alive() and not all(n in results for n, _, _ in children):
-                proc.terminate()
-            proc.join()
-    for name, _, _ in children:
-        kind, payload = results[name]
-        if kind == "error":
-            raise payload
-        counts, seconds = payload
+    for name, _ in steps:
+        counts, seconds = results[name]
         out.update(counts)
         out[f"{name}_seconds"] = seconds
     return out

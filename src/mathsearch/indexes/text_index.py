@@ -108,7 +108,8 @@ def _run_job(job: Job) -> list:
 
 def _analysed(store: Store, jobs: Iterable[Job], workers: int) -> Iterator[list]:
     """The results of ``jobs`` in order, analysed by ``workers`` forked processes (or here)."""
-    return ordered_map(_run_job, jobs, workers, initializer=_open_worker_store, initargs=(str(store.index_dir),))
+    return ordered_map(_run_job, jobs, workers, initializer=_open_worker_store, initargs=(str(store.index_dir),),
+                       here=lambda job: _JOBS[job[0]](store, job[1]))
 
 
 def _jobs(store: Store) -> Iterator[Job]:

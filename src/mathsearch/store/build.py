@@ -13,16 +13,16 @@ by one process, because its formula ids are numbered in file order across posts 
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from itertools import islice
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, MathsearchError
+from ..errors import MathsearchError
+from ..parallel import batched, side_by_side
 from ..readers.arqmath import iter_post_links
 from ..readers.collection import CollectionFiles, CollectionReader
 from ..readers.formula_tsv import iter_formula_tsv
@@ -60,12 +60,6 @@ class IngestCounts:
         d = asdict(self)
         d.pop("problems")
         return d
-
-
-def _batched(rows: Iterable[tuple], n: int = BATCH) -> Iterator[list[tuple]]:
-    it = iter(rows)
-    while chunk := list(islice(it, n)):
-        yield chunk
 
 
 def _formula_row(f: FormulaRecord) -> tuple:
@@ -124,7 +118,8 @@ class _Loader:
     def insert(self, sql: str, rows: list[tuple], source: Path | None, what: str) -> None:
         """INSERT OR IGNORE, counting the rows a duplicate id kept out (the first one stays)."""
         db = self.db if what == "post" else self.side
-        assert db is not None
+        if db is None:
+            raise RuntimeError(f"a loader without the database for {what} rows")
         before = db.total_changes
         db.executemany(sql, rows)
         ignored = len(rows) - (db.total_changes - before)
@@ -158,7 +153,7 @@ class _Loader:
                     p.accepted_answer_id, p.owner_user_id, p.view_count,
                 )
 
-        for chunk in _batched(rows()):
+        for chunk in batched(rows(), BATCH):
             self.insert("INSERT OR IGNORE INTO posts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", chunk, self.files.posts, "post")
         self._flush_formulas(self.files.posts)
 
@@ -176,9 +171,10 @@ class _Loader:
                     spans.extend((int(f.formula_id), c.comment_id) for f in tc.formulas if f.formula_id.isdigit())
                 yield (c.comment_id, c.post_id, c.text, tc.text, c.score, c.creation_date, c.user_id)
 
-        for chunk in _batched(rows()):
+        for chunk in batched(rows(), BATCH):
             self.insert("INSERT OR IGNORE INTO comments VALUES (?,?,?,?,?,?,?)", chunk, self.files.comments, "comment")
-            assert self.side is not None
+            if self.side is None:
+                raise RuntimeError("a loader without the side database read comments")
             self.side.executemany("INSERT OR IGNORE INTO comment_spans VALUES (?,?)", spans)
             spans.clear()
         self._flush_formulas(self.files.comments)
@@ -192,15 +188,16 @@ class _Loader:
             (lk.link_id, lk.post_id, lk.related_post_id, int(lk.link_type), lk.creation_date)
             for lk in iter_post_links(path, report, self._ticker("links", path))
         )
-        for chunk in _batched(rows):
+        for chunk in batched(rows, BATCH):
             self.insert("INSERT OR IGNORE INTO links VALUES (?,?,?,?,?)", chunk, path, "link")
 
     def formula_tsv(self) -> None:
         path = self.files.formulas_tsv
-        assert path is not None
+        if path is None:
+            return
         report = self.reader.reports.setdefault(path.name, ReadReport(source=str(path)))
         tick = self._ticker("formulas", path)
-        for chunk in _batched(iter_formula_tsv(path, report)):
+        for chunk in batched(iter_formula_tsv(path, report), BATCH):
             rows = []
             for f in chunk:
                 if f.formula_id.isdigit():
@@ -223,18 +220,22 @@ class _Loader:
         return skipped, problems
 
 
-def _side_load(files: CollectionFiles, path: str, done: Any) -> None:
-    """Second process: comments, links and the formula TSV into the side database, with its indexes.
-
-    What it skipped goes into ``side_meta``; an error that stops it is written there too,
-    so the parent can say it in one sentence.
-    """
+def _side_step(files: CollectionFiles, path: str, progress: Progress | None) -> tuple[dict[str, int], list[str]]:
+    """The second process of a parallel build: comments, links and the formula TSV into the side
+    database, with its indexes; returns what it skipped.  An error that stops it is raised (in the
+    parent, by :func:`mathsearch.parallel.side_by_side`) as one sentence."""
     die_with_parent()  # a build killed outright takes this reader with it
     side = _connect(Path(path), SIDE_TABLES)
-    slot = {"comments": 0, "links": 1, "formulas": 2}
+    sizes = {p: p.stat().st_size for p in (files.comments, files.links, files.formulas_tsv) if p is not None}
+    done: dict[Path, int] = {}
+    sent = [0.0]
 
-    def tick(stage: str, _path: Path, n: int) -> None:
-        done[slot[stage]] += n
+    def tick(stage: str, p: Path, n: int) -> None:
+        done[p] = done.get(p, 0) + n
+        now = time.monotonic()
+        if progress is not None and now - sent[0] > 0.2:  # a message a row would flood the parent
+            sent[0] = now
+            progress(stage, done[p], sizes[p])
 
     try:
         loader = _Loader(None, side, files, tick)
@@ -242,28 +243,13 @@ def _side_load(files: CollectionFiles, path: str, done: Any) -> None:
         loader.links()
         loader.formula_tsv()
         _finish_side(side)
-        skipped, problems = loader.collect()
-        side.execute("INSERT INTO side_meta VALUES ('result', ?)", (json.dumps({"skipped": skipped, "problems": problems}),))
-    except Exception as exc:  # handed to the parent, which raises it there
-        if side.in_transaction:
-            side.execute("ROLLBACK")
-        side.execute("INSERT INTO side_meta VALUES ('error', ?)", (json.dumps([type(exc).__name__, str(exc)]),))
-    side.close()
-
-
-def _side_result(side: Path, exitcode: int | None) -> tuple[dict[str, int], list[str]]:
-    if not side.exists():
-        raise MathsearchError(f"reading the comments, links and formulae stopped (exit code {exitcode}).")
-    con = sqlite3.connect(side)
-    meta = dict(con.execute("SELECT key, value FROM side_meta").fetchall())
-    con.close()
-    if "error" in meta:
-        kind, message = json.loads(meta["error"])
-        raise InputError(message) if kind == "InputError" else MathsearchError(f"{kind}: {message}")
-    if "result" not in meta:
-        raise MathsearchError(f"reading the comments, links and formulae stopped (exit code {exitcode}).")
-    result = json.loads(meta["result"])
-    return result["skipped"], result["problems"]
+        return loader.collect()
+    except MathsearchError:
+        raise
+    except Exception as exc:
+        raise MathsearchError(f"reading the comments, links and formulae stopped: {type(exc).__name__}: {exc}") from None
+    finally:
+        side.close()
 
 
 def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None = None) -> IngestCounts:
@@ -283,27 +269,18 @@ def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None
     side_path = out_dir / SIDE_FILE
     parallel = files.kind == "arqmath" and files.formulas_tsv is not None
     if parallel:
-        ctx = mp.get_context("spawn")  # never fork a process that runs a progress-bar thread
-        shared = ctx.Array("q", 3)
-        worker = ctx.Process(target=_side_load, args=(files, str(side_path), shared), daemon=True)
-        worker.start()
-        try:
-            # This process writes posts only; the side database belongs to the worker.
+        def posts_step(_progress: Progress | None) -> _Loader:  # this process writes posts only
             loader = _Loader(db, None, files, tick)
             loader.posts(span_formulas=False)
             db.execute("COMMIT")
             db.executescript(POSTS_INDEXES)
-            while worker.is_alive():
-                if progress is not None:
-                    stages = (("comments", files.comments), ("links", files.links), ("formulas", files.formulas_tsv))
-                    for i, (stage, path) in enumerate(stages):
-                        if path is not None:
-                            progress(stage, shared[i], sizes[path])
-                worker.join(0.5)
-        finally:
-            if worker.is_alive():
-                worker.terminate()
-        side_skipped, side_problems = _side_result(side_path, worker.exitcode)
+            return loader
+
+        # spawn, not fork: this process may run a progress-bar thread that a fork must not copy.
+        done_steps = side_by_side([("posts", posts_step), ("side", partial(_side_step, files, str(side_path)))],
+                                  progress, context="spawn")
+        loader = done_steps["posts"]
+        side_skipped, side_problems = done_steps["side"]
         skipped, problems = loader.collect()
         for k, v in side_skipped.items():
             skipped[k] = skipped.get(k, 0) + v

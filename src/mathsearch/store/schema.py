@@ -34,7 +34,6 @@ CREATE TABLE posts (
 """
 
 SIDE_TABLES = """
-CREATE TABLE side_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE comment_spans (formula_id INTEGER PRIMARY KEY, comment_id INTEGER);
 CREATE TABLE comments (
     comment_id INTEGER PRIMARY KEY,

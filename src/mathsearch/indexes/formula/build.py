@@ -4,7 +4,6 @@ visual formula once (in worker processes), write postings family by family."""
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import shutil
 from array import array
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ...formula import FormulaAnalyzer
+from ...parallel import batched, ordered_map
 from ...store import Store, atomic_directory
 from .layout import FAMILIES, FORMULA_DIR, KINDS, MANIFEST, OPT_WINDOW, RETRIEVABLE, SLT_WINDOW, VERSION
 from .tokens import TokenHasher, family_tokens, vkey_int
@@ -127,27 +127,16 @@ class _Spill:
 def _analyze_all(latex_of: list[str], workers: int, progress: Progress | None, spill: _Spill) -> tuple[np.ndarray, np.ndarray]:
     """Analyse every visual formula (in ``workers`` processes); tuples go to ``spill``, in order.
     Returns the SLT sizes and visual keys."""
-    chunks = (latex_of[i : i + CHUNK] for i in range(0, len(latex_of), CHUNK))
     n_nodes, vkeys = [], []
     done = 0
-
-    def take(res: tuple) -> None:
-        nonlocal done
+    workers = workers if len(latex_of) > 2 * CHUNK else 1  # a pool is not worth starting for a few chunks
+    for res in ordered_map(_analyze_chunk, batched(latex_of, CHUNK), workers):
         n_nodes.append(res[0])
         vkeys.append(res[1])
         spill.add(res[2])
         done += len(res[0])
         if progress:
             progress("formula analysis", done, len(latex_of))
-
-    if workers > 1 and len(latex_of) > 2 * CHUNK:
-        ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
-        with ctx.Pool(workers) as pool:
-            for res in pool.imap(_analyze_chunk, chunks):
-                take(res)
-    else:
-        for chunk in chunks:
-            take(_analyze_chunk(chunk))
     spill.close()
     if not n_nodes:
         return np.zeros(0, np.int32), np.zeros(0, np.uint64)

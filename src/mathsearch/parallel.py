@@ -1,0 +1,144 @@
+"""Every parallel step of a build goes through here: one way to run work in other processes, one
+way for a child's error to come back, one chunker.
+
+* :func:`ordered_map` ``fn`` over items by a pool of forked workers, results in input order, with a
+  bounded number in flight (memory stays flat at full size); the work runs here when one process
+  is asked for or fork is not available.
+* :func:`side_by_side` independent steps at the same time: the first in this process, the others
+  each in a child process of their own (which may have a pool of its own); their progress reaches
+  the caller.
+
+Either way a child's exception is raised in the parent as itself, or, when it cannot be pickled,
+as a :class:`~mathsearch.errors.MathsearchError` with its words.  A child that dies without a word
+(killed, out of memory) is an error that says so.  Leaving early (an error, Ctrl-C, SIGTERM) stops
+every child.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
+from typing import Any, TypeVar
+
+from .errors import MathsearchError
+
+T = TypeVar("T")
+R = TypeVar("R")
+# (stage name, done so far, total of the stage)
+Progress = Callable[[str, int, int], None]
+
+
+def batched(items: Iterable[T], n: int) -> Iterator[list[T]]:
+    """Lists of ``n`` items (the last one shorter)."""
+    it = iter(items)
+    while chunk := list(islice(it, n)):
+        yield chunk
+
+
+def can_fork() -> bool:
+    """Fork is available, and this process may have children (a pool's workers may not)."""
+    return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
+
+
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, *,
+                initializer: Callable[..., None] | None = None, initargs: tuple = (),
+                here: Callable[[T], R] | None = None) -> Iterator[R]:
+    """``fn(item)`` for each of ``items``, in order, by ``workers`` forked processes (each started
+    with ``initializer(*initargs)``); in this process when ``workers <= 1`` or fork is not
+    available, by ``here`` if given (what ``fn`` does with what this process already holds open),
+    else by ``fn`` after the initializer.  At most ``2 * workers + 1`` items are in flight.
+    Closing the iterator early stops the workers."""
+    if workers <= 1 or not can_fork():
+        if here is None and initializer is not None:
+            initializer(*initargs)
+        yield from map(here or fn, items)
+        return
+    # fork: workers inherit the imported, warmed-up modules; only the items travel to them.
+    with mp.get_context("fork").Pool(workers, initializer=initializer, initargs=initargs) as pool:
+        pending: deque = deque()
+        for item in items:
+            pending.append(pool.apply_async(fn, (item,)))
+            if len(pending) > 2 * workers:  # a bounded window keeps memory flat and order kept
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+# -- independent steps side by side ------------------------------------------------------------------
+Step = Callable[[Progress | None], Any]
+
+
+def _as_sent(exc: BaseException) -> BaseException:
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(exc))  # both ways: an exception with its own __init__ may not load
+        return exc
+    except Exception:  # an exception that does not pickle: its words at least
+        return MathsearchError(f"{type(exc).__name__}: {exc}")
+
+
+def _child(step: Step, events: Any) -> None:
+    """A step in a child process: its progress and its outcome travel back through ``events``."""
+    try:
+        result = step(lambda stage, done, total: events.put(("progress", (stage, done, total))))
+        events.put(("done", result))
+    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        events.put(("error", _as_sent(exc)))
+
+
+def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = None,
+                 context: str = "fork") -> dict[str, Any]:
+    """Run independent ``steps`` at once and return ``{name: result}``: the first here, the others
+    each in a child process started with ``context`` (``fork``, or ``spawn`` when this process
+    runs threads a fork must not copy; then a step must pickle).  The first error is raised once
+    every step has ended or been stopped."""
+    if len(steps) < 2 or context not in mp.get_all_start_methods():
+        return {name: step(progress) for name, step in steps}
+    ctx = mp.get_context(context)
+    children = []
+    for name, step in steps[1:]:  # started before this process opens anything the fork would copy
+        events = ctx.Queue()
+        proc = ctx.Process(target=_child, args=(step, events), name=f"mathsearch-{name}")
+        proc.start()
+        children.append((name, proc, events))
+    outcome: dict[str, tuple[str, Any]] = {}
+
+    def listen(name: str, proc: Any, events: Any) -> None:
+        while name not in outcome:
+            try:
+                kind, payload = events.get(timeout=0.5)
+            except queue.Empty:
+                if not proc.is_alive():
+                    outcome[name] = ("error", MathsearchError(f"the {name} step stopped (exit code {proc.exitcode})"))
+                continue
+            if kind == "progress":
+                if progress is not None:
+                    progress(*payload)
+            else:
+                outcome[name] = (kind, payload)
+
+    listeners = [threading.Thread(target=listen, args=child, daemon=True) for child in children]
+    for t in listeners:
+        t.start()
+    results: dict[str, Any] = {}
+    try:
+        name, step = steps[0]
+        results[name] = step(progress)
+        for t in listeners:
+            t.join()
+    finally:
+        for name, proc, _ in children:
+            if proc.is_alive() and name not in outcome:
+                proc.terminate()
+            proc.join()
+    for name, _, _ in children:
+        kind, payload = outcome[name]
+        if kind == "error":
+            raise payload
+        results[name] = payload
+    return results
