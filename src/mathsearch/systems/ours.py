@@ -139,7 +139,7 @@ class Ours:
         fused = combine(ctx, query, cfg)
         depth = min(limit, int(cfg.get("depth", 1000)))
         best = sorted(fused.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:depth]
-        return {str(a): s for a, s in best}
+        return Ranking(best)
 
 
 def default_spec(index_dir: str | Path) -> str:
