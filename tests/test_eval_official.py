@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from mathsearch.cli import app
-from mathsearch.evaluation import evaluate_runs
+from mathsearch.evaluation import EvalOptions, evaluate_runs
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 QRELS = DATA / "qrels" / "task1-2020.tsv"
@@ -55,3 +56,11 @@ def test_reordered_file_scores_the_same(tmp_path):
     a, b = report.runs
     assert a.per_topic == b.per_topic
     assert b.p_values["nDCG'"] == 1.0
+
+
+def test_options_object_equals_keywords_and_refuses_unknown_names():
+    by_object = evaluate_runs(1, QRELS, [RUN], EvalOptions(test="randomisation")).runs[0]
+    by_keyword = evaluate_runs(1, QRELS, [RUN], test="randomisation").runs[0]
+    assert by_object.per_topic == by_keyword.per_topic and by_object.means == by_keyword.means
+    with pytest.raises(TypeError):
+        evaluate_runs(1, QRELS, [RUN], colection_only=True)  # misspelt: refused, not ignored

@@ -118,3 +118,21 @@ def test_formula_keyed_files_follow_the_2020_script(tmp_path):
     assert by_visual.means["nDCG'"] == pytest.approx((0 + 3 / math.log2(3) + 2 / math.log2(4)) / idcg)  # v2, v1, v3
     # nDCG@10 counts unjudged as non-relevant and uses every instance either way.
     assert by_formula.means["nDCG@10"] == pytest.approx(by_visual.means["nDCG@10"])
+
+
+def test_evaluate_ranked_follows_the_2020_script_too(tmp_path):
+    # evaluate_ranked scores through the same path as evaluate_runs: formula-keyed judgements
+    # (detected, or named) drop the unjudged best instance f5 before de-duplicating.
+    from mathsearch.evaluation.collection import CollectionFacts
+
+    idcg = 3 + 2 / math.log2(3)
+    (detected,) = evaluate_ranked(2, BY_FORMULA, [("r", RUN)], visual_of=VISUAL_OF)
+    assert detected.means["nDCG'"] == pytest.approx((3 + 0 + 2 / math.log2(4)) / idcg)  # v1, v2, v3
+    (named,) = evaluate_ranked(2, BY_FORMULA, [("r", RUN)], visual_of=VISUAL_OF, qrels_key="formula")
+    assert named.per_topic == detected.per_topic
+    run = tmp_path / "TeamX-task2-hand-auto-math-A.tsv"
+    run.write_text("".join(f"B.1\t{f}\t1\t1\t{s}\tt\n" for f, s in RUN["B.1"].items()))
+    fq = tmp_path / "formula.tsv"
+    fq.write_text("".join(f"B.1\t0\t{f}\t{r}\n" for f, r in BY_FORMULA["B.1"].items()))
+    from_file = evaluate_runs(2, fq, [run], facts=CollectionFacts(visual_of=dict(VISUAL_OF))).runs[0]
+    assert from_file.per_topic == detected.per_topic and from_file.judged_at == detected.judged_at

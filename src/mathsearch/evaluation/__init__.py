@@ -1,12 +1,13 @@
 """Evaluation exactly as the ARQMath lab does it (nDCG', MAP', P'@10, Task 2 on visual ids, Task 3).
 
-Entry points: :func:`evaluate_runs` (files, as ``mathsearch eval``), :func:`evaluate_ranked`
-(already read runs and qrels), and the building blocks re-exported below.
+Entry points: :func:`evaluate_runs` (files, as ``mathsearch eval``; settings in :class:`EvalOptions`),
+:func:`evaluate_ranked` (already read runs and qrels, scored the same way), and the building blocks
+re-exported below.
 """
 
 from .categories import category_means, read_categories
 from .collection import CollectionFacts, from_formula_tsv, from_index, from_posts_xml, read_answer_texts
-from .evaluate import EvalReport, RunResult, evaluate_ranked, evaluate_runs
+from .evaluate import EvalOptions, EvalReport, RunResult, evaluate_ranked, evaluate_runs
 from .formulas import detect_qrels_key, visual_qrels, visual_run
 from .measures import MAP_PRIME, NDCG_10, NDCG_PRIME, P10_PRIME, RANKED_MEASURES, TASK3_MEASURES, TrecMeasure
 from .report import to_json, to_text
@@ -23,6 +24,7 @@ __all__ = [
     "RANKED_MEASURES",
     "TASK3_MEASURES",
     "CollectionFacts",
+    "EvalOptions",
     "EvalReport",
     "MeanCI",
     "Restriction",
