@@ -578,8 +578,9 @@ class ParseState:
             else:
                 atoms.append(SNode(name, CHAR_ROLE.get(name, "S")))
             return
-        if self.macros is not None and name in self.macros:
-            self.expand(name)
+        macro = self.macros.get(name) if self.macros is not None else None
+        if macro is not None:
+            self.expand(macro)
             return
         if self.peek() == "*" and name + "*" in self.table:
             self.next()
@@ -947,9 +948,9 @@ class ParseState:
             self.macros = {}
         self.macros[name] = (n_args, default, body)
 
-    def expand(self, name: str) -> None:
-        assert self.macros is not None
-        n_args, default, body = self.macros[name]
+    def expand(self, macro: tuple[int, list[str] | None, list[str]]) -> None:
+        """Push the body of a user macro, its arguments substituted, back onto the token stream."""
+        n_args, default, body = macro
         args: list[list[str]] = []
         for i in range(n_args):
             if i == 0 and default is not None:
