@@ -10,12 +10,9 @@ tags and on the command line, and :func:`make_system` turns a spec back into the
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache, cached_property
-from importlib import resources
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -61,17 +58,12 @@ class SearchQuery:
 
 class SearchContext(IndexDirectory):
     """The indexes of one INDEX_DIR (:class:`~mathsearch.indexes.directory.IndexDirectory`), opened
-    lazily and shared by every system of a run, plus per-run state of the systems."""
+    lazily and shared by every system of a run, and the query vectors encoded so far (tuning runs
+    the same topics many times; the dense signals share one encoding of a query)."""
 
     def __init__(self, index_dir: str | Path):
         super().__init__(index_dir)
-        self._parts: dict[str, Any] = {}
-
-    def part(self, key: str, factory: Callable[[Path], Any]) -> Any:
-        """Per-run state of a system (a cache, a loaded config), made once: ``factory(index_dir)``."""
-        if key not in self._parts:
-            self._parts[key] = factory(self.index_dir)
-        return self._parts[key]
+        self.query_vectors: dict[str, Any] = {}
 
 
 def needs_of(system: Any) -> tuple[str, ...]:
@@ -200,18 +192,3 @@ __all__ = [
     "system_class",
     "system_names",
 ]
-
-
-@cache
-def load_system_config(path: str, packaged: str) -> dict[str, Any]:
-    """The TOML file at ``path``, or when empty the config ``packaged`` shipped in this package."""
-    try:
-        if path:
-            text = Path(path).read_text(encoding="utf-8")
-        else:
-            text = resources.files(__package__).joinpath(packaged).read_text(encoding="utf-8")
-        return tomllib.loads(text)
-    except FileNotFoundError:
-        raise InputError(f"system config {path} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"system config {path or packaged}: {exc}") from None

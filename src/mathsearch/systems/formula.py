@@ -14,26 +14,26 @@
 For Task 1 systems (``ours``, fusion with ``tfidf-tangent-s``):
 :func:`answer_scores` ``(ctx, latexes, scoring=None, depth=...) -> {answer id: score}`` scores
 answers by their best-matching formula, summed over the given query formulae;
-:func:`tangent_s_formula` picks the Tangent-S query formula of a topic; and the ``formula``
-signal of ``ours`` (``[signals.formula]`` with ``weight``, optional ``depth`` and ``max_formulae``)
-is registered in :data:`mathsearch.systems.ours.EXTRA_SIGNALS`.
+:func:`tangent_s_formula` picks the Tangent-S query formula of a topic and
+:func:`largest_formulae` the formulae ``ours``' formula signal (:class:`signals.FormulaSignal`)
+searches with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
 from ..indexes.formula import Scoring
 from ..ranking import Ranking
 from ..records import FormulaKind
-from .base import SearchContext, SearchQuery, load_system_config, register
-from .ours import EXTRA_SIGNALS
+from .base import SearchContext, SearchQuery, register
+from .config import read_toml, typed
 from .signals import clauses_from
 
 DEFAULT_CONFIG = "formula.toml"
@@ -42,22 +42,41 @@ TANGENT_S = Scoring(slt=0.5, opt=0.5, unified=0.0, idf=False, exact=0.0, size_po
 
 
 def load_config(path: str = "") -> dict[str, Any]:
-    """The packaged ``formula.toml``, or the TOML file at ``path``."""
-    return load_system_config(path, DEFAULT_CONFIG)
+    """The packaged ``formula.toml``, or the TOML file at ``path``, as a new, mutable dict (tuning)."""
+    return read_toml(path, DEFAULT_CONFIG)
 
 
 def scoring_from(section: Mapping[str, Any]) -> Scoring:
-    known = set(Scoring.__dataclass_fields__)
-    bad = sorted(set(section) - known)
-    if bad:
-        raise InputError(f"formula config [scoring]: unknown key(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
-    return Scoring(**section)
+    return typed(Scoring, section, "[scoring]")
 
 
-def _thread_boosts(ctx: SearchContext, query: SearchQuery, section: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class TextBoost:
+    """The thread text boost of ``formula``: BM25 of an instance's thread to the topic, times ``weight``."""
+
+    weight: float = 0.0
+    limit: int = 1000
+    fields: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class FormulaConfig:
+    """Every weight ``formula`` uses (``formula.toml``), immutable."""
+
+    depth: int = 2000
+    scoring: Scoring = Scoring()
+    text: TextBoost = TextBoost()
+
+
+@lru_cache(maxsize=64)
+def formula_config(path: str = "") -> FormulaConfig:
+    """The config at ``path`` (or the packaged one), parsed and checked once."""
+    return typed(FormulaConfig, read_toml(path, DEFAULT_CONFIG), path or DEFAULT_CONFIG)
+
+
+def _thread_boosts(ctx: SearchContext, query: SearchQuery, text: TextBoost) -> tuple[np.ndarray, np.ndarray]:
     """Threads (question ids, sorted) and their BM25 similarity to the topic, max-normalised."""
-    fields = section.get("fields", {})
-    found = ctx.text.search_questions(query.bags, clauses_from(fields), int(section.get("limit", 1000)))
+    found = ctx.text.search_questions(query.bags, clauses_from(text.fields), text.limit)
     if not found:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
@@ -67,13 +86,13 @@ def _thread_boosts(ctx: SearchContext, query: SearchQuery, section: Mapping[str,
 
 
 def formula_instances(ctx: SearchContext, query: SearchQuery, latex: str, scoring: Scoring, depth: int,
-                      limit: int, text: Mapping[str, Any] | None = None) -> Ranking:
+                      limit: int, text: TextBoost | None = None) -> Ranking:
     """Task 2: formula instances with their posts, one (the best) per visual formula, at most ``limit``."""
     ix = ctx.formula
-    weight = float(text.get("weight", 0.0)) if text else 0.0
+    weight = text.weight if text is not None else 0.0
     boosts = None
-    if weight > 0 and (query.title or query.question):
-        boosts = _thread_boosts(ctx, query, text or {})
+    if text is not None and weight > 0 and (query.title or query.question):
+        boosts = _thread_boosts(ctx, query, text)
     return ix.best_instances(ix.query(latex), scoring, max(depth, limit), limit, boosts, weight)
 
 
@@ -126,15 +145,13 @@ class FormulaSearch:
     config: str = ""  # a TOML file; empty: the packaged formula.toml
 
     def needs(self) -> tuple[str, ...]:
-        text = load_config(self.config).get("text") or {}
-        return ("formula", "text") if float(text.get("weight", 0.0)) > 0 else ("formula",)
+        return ("formula", "text") if formula_config(self.config).text.weight > 0 else ("formula",)
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
-        cfg = load_config(self.config)
+        cfg = formula_config(self.config)
         if not query.formula_latex:
             return Ranking()
-        return formula_instances(ctx, query, query.formula_latex, scoring_from(cfg.get("scoring", {})),
-                                 int(cfg.get("depth", 2000)), limit, cfg.get("text"))
+        return formula_instances(ctx, query, query.formula_latex, cfg.scoring, cfg.depth, limit, cfg.text)
 
 
 @register
@@ -176,14 +193,8 @@ class TangentS:
         return Ranking(answer_scores(ctx, [latex], Scoring(slt=self.slt, opt=1.0 - self.slt), limit=limit))
 
 
-def _formula_signal(ctx: SearchContext, query: SearchQuery, section: Mapping[str, Any]) -> dict[int, float]:
-    """``ours``' ``[signals.formula]``: answers by best formula match to the topic's formulae."""
-    formulae = [f for f in query.bags.formulae if f.strip()]
-    n = int(section.get("max_formulae", 5))
-    if len(formulae) > n:  # the largest ones say most
-        formulae = sorted(formulae, key=lambda x: _analyzer().analyze(x).n_nodes, reverse=True)[:n]
-    scoring = scoring_from(section["scoring"]) if "scoring" in section else TANGENT_S
-    return answer_scores(ctx, formulae, scoring, int(section.get("depth", 2000)))
-
-
-EXTRA_SIGNALS["formula"] = _formula_signal
+def largest_formulae(formulae: Sequence[str], n: int) -> list[str]:
+    """At most ``n`` of ``formulae``, the largest (most SLT nodes) when there are more: they say most."""
+    if len(formulae) <= n:
+        return list(formulae)
+    return sorted(formulae, key=lambda x: _analyzer().analyze(x).n_nodes, reverse=True)[:n]

@@ -1,94 +1,115 @@
 """Task 1 ``ours``: BM25 over answers with thread context, question-question similarity, duplicate
-links and formula evidence, fused with the weights of a config file (``ours.toml`` by default).
+links, formula evidence and dense similarity, fused with the weights of a config file.
 
-Each signal gives ``{answer: score}``; scores are min-max normalised per topic and summed with
-the signal's weight (or fused by reciprocal rank).  A signal of weight 0 is not computed.
-Signals other modules provide (formula similarity, dense retrieval) plug in through
-:data:`EXTRA_SIGNALS`: ``name -> function(ctx, query, section of the config) -> {answer id: score}``.
+A config (``ours.toml`` and its siblings) is read once into a frozen :class:`OursConfig`: its
+depth, its fusion and its signals, each one of the typed kinds of :data:`signals.SIGNAL_KINDS`
+(a misspelt key is an error).  Each signal gives ``{answer: score}``; scores are min-max normalised
+per topic and summed with the signal's weight (CombSUM), or fused by reciprocal rank
+(:mod:`mathsearch.ranking`).  A signal of weight 0 is not computed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .. import ranking
 from ..errors import InputError
 from . import signals
-from .base import Ranking, SearchContext, SearchQuery, load_system_config, register
-from .fusion import minmax_normalise, ranked
+from .base import Ranking, SearchContext, SearchQuery, register
+from .config import read_toml, typed
+from .signals import DENSE_KINDS, Signal, signal_from
 
-Signal = Callable[[SearchContext, SearchQuery, Mapping[str, Any]], dict[int, float]]
-EXTRA_SIGNALS: dict[str, Signal] = {}
 DEFAULT_CONFIG = "ours.toml"
 LEXICAL_CONFIG = "ours_lexical.toml"  # ours:dense=False: tuned without the dense signals
 
 
+@dataclass(frozen=True)
+class Fusion:
+    method: str = "combsum"  # or "rrf"
+    rrf_k: float = 60.0
+
+
+@dataclass(frozen=True)
+class OursConfig:
+    """Every weight ``ours`` uses, immutable: shared by every query of a run or a server."""
+
+    depth: int = 1000
+    fusion: Fusion = Fusion()
+    signals: tuple[tuple[str, str, Signal], ...] = ()  # (name, kind, signal) in file order
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], where: str) -> OursConfig:
+        unknown = sorted(set(data) - {"depth", "fusion", "signals"})
+        if unknown:
+            raise InputError(f"system config {where}: unknown key(s) {', '.join(unknown)}; known: depth, fusion, signals")
+        fusion = typed(Fusion, data.get("fusion", {}), f"{where} [fusion]")
+        if fusion.method not in ("combsum", "rrf"):
+            raise InputError(f"system config {where}: fusion method {fusion.method!r} should be combsum or rrf")
+        sigs = tuple((name, *signal_from(name, sec, where)) for name, sec in data.get("signals", {}).items())
+        return cls(int(data.get("depth", 1000)), fusion, sigs)
+
+    def without_dense(self) -> OursConfig:
+        return dataclasses.replace(self, signals=tuple(s for s in self.signals if s[1] not in DENSE_KINDS))
+
+    @property
+    def similar(self) -> signals.QuestionsSignal:
+        """The ``questions`` signal's choice of similar questions (defaults when it has none)."""
+        for name, _, sig in self.signals:
+            if name == "questions" and isinstance(sig, signals.QuestionsSignal):
+                return sig
+        return signals.QuestionsSignal()
+
+    def needs(self) -> tuple[str, ...]:
+        needed = {"store", "text"}
+        for _, _, sig in self.signals:
+            if sig.weight > 0:
+                needed.update(sig.NEEDS)
+        return tuple(sorted(needed))
+
+
 def load_config(path: str = "", packaged: str = DEFAULT_CONFIG) -> dict[str, Any]:
-    """The TOML file at ``path``, or when empty the packaged config ``packaged``."""
-    return load_system_config(path, packaged)
+    """The TOML file at ``path`` (or the packaged ``packaged``) as a new, mutable dict (tuning)."""
+    return read_toml(path, packaged)
 
 
-DENSE_KINDS = ("dense", "dense_questions")
+@lru_cache(maxsize=64)
+def ours_config(path: str = "", packaged: str = DEFAULT_CONFIG) -> OursConfig:
+    """The config at ``path`` (or the packaged one), parsed and checked once."""
+    return OursConfig.parse(read_toml(path, packaged), path or packaged)
 
 
-def without_dense(config: Mapping[str, Any]) -> dict[str, Any]:
+def without_dense(config: OursConfig | Mapping[str, Any]) -> OursConfig:
     """``config`` with its dense signals dropped (for indexes built without ``--dense``)."""
-    out = dict(config)
-    out["signals"] = {n: s for n, s in config.get("signals", {}).items() if s.get("kind", n) not in DENSE_KINDS}
-    return out
+    return _as_config(config).without_dense()
 
 
-def combine(ctx: SearchContext, query: SearchQuery, config: Mapping[str, Any]) -> dict[int, float]:
+def _as_config(config: OursConfig | Mapping[str, Any]) -> OursConfig:
+    return config if isinstance(config, OursConfig) else OursConfig.parse(config, "(given)")
+
+
+def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping[str, Any]) -> dict[int, float]:
     """All weighted signals of ``config`` fused into one ``{answer id: score}``."""
-    sigs: Mapping[str, Mapping[str, Any]] = config.get("signals", {})
-    parts: list[tuple[float, dict[int, float]]] = []
+    config = _as_config(config)
     questions: dict[int, float] | None = None
 
     def similar() -> dict[int, float]:
         nonlocal questions
         if questions is None:
-            sec = sigs.get("questions", {})
-            questions = signals.similar_questions(ctx, query, sec.get("fields", {}), int(sec.get("limit", 50)))
+            sig = config.similar
+            questions = signals.similar_questions(ctx, query, sig.fields, sig.limit)
         return questions
 
-    for name, sec in sigs.items():
-        weight = float(sec.get("weight", 0.0))
-        if weight <= 0:
-            continue
-        kind = sec.get("kind", name)
-        if kind in ("bm25", "answer", "math"):
-            found = signals.fielded_bm25(ctx, query, sec.get("fields", {}), int(sec.get("limit", 1000)))
-        elif kind == "questions":
-            found = signals.thread_scores(ctx, similar())
-        elif kind == "linked":
-            found = signals.linked_scores(ctx, similar(), float(sec.get("decay", 1.0)))
-        elif kind == "dense":
-            found = signals.dense_answers(ctx, query, int(sec.get("limit", 1000)))
-        elif kind == "dense_questions":
-            found = signals.thread_scores(ctx, signals.dense_questions(ctx, query, int(sec.get("limit", 50))))
-        elif kind in EXTRA_SIGNALS:
-            found = EXTRA_SIGNALS[kind](ctx, query, sec)
-        else:
-            raise InputError(f"system config: unknown kind of signal {kind!r} in [signals.{name}]")
-        if found:
-            parts.append((weight, found))
-    fusion = config.get("fusion", {})
-    method = fusion.get("method", "combsum")
-    fused: dict[int, float] = {}
-    if method == "rrf":
-        k = float(fusion.get("rrf_k", 60))
-        for weight, found in parts:
-            for rank, doc in enumerate(ranked(found), 1):
-                fused[doc] = fused.get(doc, 0.0) + weight / (k + rank)
-    elif method == "combsum":
-        for weight, found in parts:
-            for doc, s in minmax_normalise(found).items():
-                fused[doc] = fused.get(doc, 0.0) + weight * s
-    else:
-        raise InputError(f"system config: fusion method {method!r} should be combsum or rrf")
-    return fused
+    parts = [(sig.weight, found) for _, _, sig in config.signals
+             if sig.weight > 0 and (found := sig.scores(ctx, query, similar))]
+    weights, found_all = [w for w, _ in parts], [f for _, f in parts]
+    if config.fusion.method == "rrf":
+        return ranking.rrf(found_all, weights, config.fusion.rrf_k)
+    return ranking.combsum(found_all, weights, "minmax")
 
 
 # What ``ours`` runs, by what the index holds: the one place that says it.  Vectors of a MiniLM
@@ -129,17 +150,23 @@ class Ours:
     config: str = ""  # a TOML file; empty: the packaged config for the index (packaged_config_for)
     dense: bool = True
 
-    def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
+    def config_for(self, index_dir: str | Path) -> OursConfig:
+        """What this ``ours`` runs on ``index_dir``."""
         if not self.dense:
-            cfg = without_dense(load_config(self.config, LEXICAL_CONFIG))
-        elif self.config:
-            cfg = load_config(self.config)
-        else:
-            cfg = ctx.part("ours_config", lambda index_dir: load_config("", packaged_config_for(index_dir)))
-        fused = combine(ctx, query, cfg)
-        depth = min(limit, int(cfg.get("depth", 1000)))
-        best = sorted(fused.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:depth]
-        return Ranking(best)
+            return ours_config(self.config, LEXICAL_CONFIG).without_dense()
+        if self.config:
+            return ours_config(self.config)
+        return ours_config("", packaged_config_for(index_dir))
+
+    def needs(self) -> tuple[str, ...]:
+        """The lexical indexes always; dense vectors only where a given config asks for them (the
+        packaged configs follow what the index holds)."""
+        cfg = self.config_for("") if (self.config or not self.dense) else ours_config("", LEXICAL_CONFIG)
+        return tuple(sorted({*cfg.needs(), "formula"}))
+
+    def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
+        cfg = self.config_for(ctx.index_dir)
+        return Ranking(ranking.top(combine(ctx, query, cfg), min(limit, cfg.depth)))
 
 
 def default_spec(index_dir: str | Path) -> str:

@@ -1,18 +1,29 @@
 """Scoring signals that systems combine: each maps a query to ``{answer id: score}``.
 
+The functions:
+
 * :func:`fielded_bm25` BM25 over weighted (query part, index field) pairs of the answer index.
 * :func:`similar_questions` BM25 of collection questions against the topic (question-question
   similarity; topics are questions, and duplicates share vocabulary).
 * :func:`thread_scores` spreads question scores onto their answers.
 * :func:`linked_scores` answers of questions linked as duplicates to the given questions.
-* :func:`dense_answers` / :func:`dense_questions` cosine similarity of MiniLM embeddings
+* :func:`dense_answers` / :func:`dense_questions` cosine similarity of the dense index's vectors
   (needs the optional dense index).
+
+The registry (:data:`SIGNAL_KINDS`): each kind of signal a config may name (``[signals.NAME]``
+with ``kind``, by default ``NAME``) is a frozen dataclass of its parameters that refuses unknown
+keys, with ``scores(ctx, query, similar)``; ``similar()`` gives the collection questions most like
+the topic, computed once per query for every signal that passes question scores on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import ClassVar
 
+from ..indexes.formula import Scoring
 from ..indexes.text_index import Clause
 from ..records import LinkType
 from .base import SearchContext, SearchQuery
@@ -58,29 +69,143 @@ def linked_scores(ctx: SearchContext, questions: Mapping[int, float], decay: flo
     return out
 
 
-def _dense(ctx: SearchContext):
-    from ..indexes.dense import DenseIndex
-
-    return ctx.part("dense", DenseIndex.open)
-
-
 def _query_vector(ctx: SearchContext, query: SearchQuery):
     from ..indexes.dense import query_passage
 
     # One embedding per query text, shared by the dense signals and kept for the context's life
     # (tuning runs the same topics many times); bounded so a long-lived server does not grow.
-    cache = ctx.part("dense_query_cache", lambda _: {})
+    cache = ctx.query_vectors
     key = query_passage(query.title, query.question)
     if key not in cache:
         if len(cache) >= 10_000:
             cache.clear()
-        cache[key] = _dense(ctx).encode(key)
+        cache[key] = ctx.dense.encode(key)
     return cache[key]
 
 
 def dense_answers(ctx: SearchContext, query: SearchQuery, limit: int) -> dict[int, float]:
-    return _dense(ctx).search_answers(_query_vector(ctx, query), limit)
+    return ctx.dense.search_answers(_query_vector(ctx, query), limit)
 
 
 def dense_questions(ctx: SearchContext, query: SearchQuery, limit: int) -> dict[int, float]:
-    return _dense(ctx).search_questions(_query_vector(ctx, query), limit)
+    return ctx.dense.search_questions(_query_vector(ctx, query), limit)
+
+
+# -- the registry of signal kinds ------------------------------------------------------------------
+Similar = Callable[[], dict[int, float]]
+_NO_FIELDS: Mapping[str, float] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One weighted signal of a fused system; a weight of 0 leaves it uncomputed."""
+
+    KINDS: ClassVar[tuple[str, ...]] = ()
+    NEEDS: ClassVar[tuple[str, ...]] = ()  # the indexes it reads
+    weight: float = 0.0
+
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Bm25Signal(Signal):
+    """BM25 over weighted ``"query part->answer field"`` pairs of the answer index."""
+
+    KINDS = ("bm25", "answer", "math")
+    NEEDS = ("text",)
+    limit: int = 1000
+    fields: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
+
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+        return fielded_bm25(ctx, query, self.fields, self.limit)
+
+
+@dataclass(frozen=True)
+class QuestionsSignal(Signal):
+    """Collection questions like the topic (BM25 over ``fields`` of the question index, the best
+    ``limit``) pass their scores to their answers.  Its fields and limit also choose the similar
+    questions that ``linked`` starts from."""
+
+    KINDS = ("questions",)
+    NEEDS = ("text", "store")
+    limit: int = 50
+    fields: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
+
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+        return thread_scores(ctx, similar())
+
+
+@dataclass(frozen=True)
+class LinkedSignal(Signal):
+    """Answers of questions linked as duplicates to the similar questions, their score times ``decay``."""
+
+    KINDS = ("linked",)
+    NEEDS = ("text", "store")
+    decay: float = 1.0
+
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+        return linked_scores(ctx, similar(), self.decay)
+
+
+@dataclass(frozen=True)
+class DenseSignal(Signal):
+    """Cosine of the topic's vector to each answer's (the best ``limit``)."""
+
+    KINDS = ("dense",)
+    NEEDS = ("dense",)
+    limit: int = 1000
+
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+        return dense_answers(ctx, query, self.limit)
+
+
+@dataclass(frozen=True)
+class DenseQuestionsSignal(Signal):
+    """Cosine of the topic's vector to collection questions', passed on to their answers."""
+
+    KINDS = ("dense_questions",)
+    NEEDS = ("dense", "store")
+    limit: int = 50
+
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+        return thread_scores(ctx, dense_questions(ctx, query, self.limit))
+
+
+@dataclass(frozen=True)
+class FormulaSignal(Signal):
+    """Answers by their best formula match to the topic's formulae (the ``max_formulae`` largest),
+    summed over those formulae; Tangent-S scoring unless ``scoring`` says otherwise."""
+
+    KINDS = ("formula",)
+    NEEDS = ("formula",)
+    depth: int = 2000
+    max_formulae: int = 5
+    scoring: Scoring | None = None
+
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+        from .formula import TANGENT_S, answer_scores, largest_formulae
+
+        formulae = largest_formulae([f for f in query.bags.formulae if f.strip()], self.max_formulae)
+        return answer_scores(ctx, formulae, self.scoring or TANGENT_S, self.depth)
+
+
+SIGNAL_KINDS: dict[str, type[Signal]] = {
+    kind: cls
+    for cls in (Bm25Signal, QuestionsSignal, LinkedSignal, DenseSignal, DenseQuestionsSignal, FormulaSignal)
+    for kind in cls.KINDS
+}
+DENSE_KINDS = ("dense", "dense_questions")
+
+
+def signal_from(name: str, section: Mapping[str, object], where: str) -> tuple[str, Signal]:
+    """``(kind, Signal)`` of a ``[signals.NAME]`` table."""
+    from ..errors import InputError
+    from .config import typed
+
+    kind = str(section.get("kind", name))
+    cls = SIGNAL_KINDS.get(kind)
+    if cls is None:
+        raise InputError(f"system config {where}: unknown kind of signal {kind!r} in [signals.{name}]; "
+                         f"known: {', '.join(sorted(SIGNAL_KINDS))}")
+    return kind, typed(cls, section, f"{where} [signals.{name}]", ignore=("kind",))

@@ -1,0 +1,89 @@
+"""Typed, immutable system configurations read from TOML.
+
+A config section becomes a frozen dataclass: every key must be a field (a misspelt ``weigth`` is
+an error naming the section, the key and the keys it may hold), values take the field's type,
+and tables become read-only mappings, so a config shared by every query of a run or a server
+cannot be changed by one of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from ..errors import InputError
+
+T = TypeVar("T")
+
+
+def read_toml(path: str, packaged: str) -> dict[str, Any]:
+    """The TOML file at ``path``, or when empty the config ``packaged`` shipped in this package
+    (a new dict each call: tuning scripts change their copy)."""
+    try:
+        if path:
+            text = Path(path).read_text(encoding="utf-8")
+        else:
+            text = resources.files(__package__).joinpath(packaged).read_text(encoding="utf-8")
+        return tomllib.loads(text)
+    except FileNotFoundError:
+        raise InputError(f"system config {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"system config {path or packaged}: {exc}") from None
+
+
+def frozen(value: Any) -> Any:
+    """``value`` with every table a read-only mapping and every array a tuple."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: frozen(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(frozen(v) for v in value)
+    return value
+
+
+def _convert(value: Any, kind: Any, where: str) -> Any:
+    if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if kind is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind is bool and isinstance(value, bool):
+        return value
+    if kind is str and isinstance(value, str):
+        return value
+    origin = typing.get_origin(kind)
+    if origin is Mapping or kind is Mapping:
+        if not isinstance(value, Mapping):
+            raise InputError(f"system config {where}: should be a table, not {value!r}")
+        args = typing.get_args(kind)
+        inner = args[1] if len(args) == 2 else Any
+        return MappingProxyType({str(k): _convert(v, inner, f"{where}.{k}") for k, v in value.items()})
+    if kind is Any:
+        return frozen(value)
+    if dataclasses.is_dataclass(kind) and isinstance(value, Mapping):
+        return typed(kind, value, where)
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        for option in typing.get_args(kind):
+            if option is type(None) and value is None:
+                return None
+            try:
+                return _convert(value, option, where)
+            except InputError:
+                continue
+    raise InputError(f"system config {where}: {value!r} should be {getattr(kind, '__name__', kind)}")
+
+
+def typed(cls: type[T], section: Mapping[str, Any], where: str, ignore: tuple[str, ...] = ()) -> T:
+    """``cls`` (a frozen dataclass) from a TOML table, refusing keys it does not have."""
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    unknown = sorted(set(section) - set(fields) - set(ignore))
+    if unknown:
+        raise InputError(f"system config {where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}")
+    hints = typing.get_type_hints(cls)
+    values = {k: _convert(v, hints[k], f"{where}.{k}") for k, v in section.items() if k in fields}
+    return cls(**values)

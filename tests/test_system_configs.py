@@ -1,0 +1,79 @@
+"""System configs are typed and immutable: a misspelt key is an error, a shared config cannot be
+changed by one query, and no module fills another's registry."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from mathsearch.errors import InputError
+from mathsearch.systems import make_system
+from mathsearch.systems.formula import formula_config
+from mathsearch.systems.ours import LEXICAL_CONFIG, OursConfig, ours_config
+from mathsearch.systems.signals import SIGNAL_KINDS, Bm25Signal, FormulaSignal
+
+
+def test_the_packaged_configs_parse_into_typed_signals():
+    cfg = ours_config()
+    kinds = {kind for _, kind, _ in cfg.signals}
+    assert {"answer", "questions", "linked", "dense", "dense_questions", "formula"} <= kinds
+    answer = next(sig for name, _, sig in cfg.signals if name == "answer")
+    assert isinstance(answer, Bm25Signal) and answer.weight > 0 and answer.fields["words->body"] > 0
+    assert "dense" not in {k for _, k, _ in ours_config("", LEXICAL_CONFIG).without_dense().signals}
+    assert formula_config().scoring.idf is True and formula_config().text.weight > 0
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[signals.answer]\nweigth = 2.0\n', "unknown key(s) weigth"),
+    ('[signals.x]\nkind = "telepathy"\nweight = 1.0\n', "unknown kind of signal 'telepathy'"),
+    ('[signals.f]\nkind = "formula"\nweight = 1.0\n[signals.f.scoring]\nslt = 0.5\nsizepower = 1.0\n', "sizepower"),
+    ('[fusion]\nmethod = "borda"\n', "should be combsum or rrf"),
+    ('[signals.answer]\nweight = "high"\n', "should be float"),
+    ('deep = 3\n', "unknown key(s) deep"),
+])
+def test_a_bad_key_or_value_is_refused_with_its_place(tmp_path, text, words):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        ours_config(str(path))
+
+
+def test_a_misspelt_formula_config_key_is_refused(tmp_path):
+    path = tmp_path / "f.toml"
+    path.write_text("depht = 10\n")
+    with pytest.raises(InputError, match="depht"):
+        formula_config(str(path))
+
+
+def test_configs_are_immutable_once_shared():
+    cfg = ours_config()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.depth = 5  # type: ignore[misc]
+    answer = next(sig for name, _, sig in cfg.signals if name == "answer")
+    with pytest.raises(TypeError):
+        answer.fields["words->body"] = 0.0  # type: ignore[index]
+    assert ours_config() is cfg  # parsed once, shared
+
+
+def test_every_signal_kind_is_registered_in_one_place():
+    assert set(SIGNAL_KINDS) == {"bm25", "answer", "math", "questions", "linked", "dense", "dense_questions", "formula"}
+    assert SIGNAL_KINDS["formula"] is FormulaSignal
+    # The Task 2 module no longer fills a Task 1 registry: it does not even import ours.
+    import mathsearch.systems.formula as formula_module
+    import mathsearch.systems.ours as ours_module
+
+    tree = ast.parse(Path(formula_module.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "ours" not in imported and not hasattr(ours_module, "EXTRA_SIGNALS")
+
+
+def test_ours_needs_follow_its_config(tmp_path):
+    assert set(make_system("ours").needs()) == {"store", "text", "formula"}  # dense as the index allows
+    dense_only = tmp_path / "d.toml"
+    dense_only.write_text('[signals.d]\nkind = "dense"\nweight = 1.0\n')
+    assert "dense" in make_system(f"ours:config={dense_only}").needs()
+    assert "dense" not in make_system(f"ours:config={dense_only},dense=false").needs()
+    assert isinstance(OursConfig.parse({"signals": {}}, "x"), OursConfig)
