@@ -10,7 +10,7 @@ from conftest import TOPICS
 from mathsearch.indexes.directory import INDEX_KINDS
 from mathsearch.ranking import Ranking
 from mathsearch.readers.topics import read_topics
-from mathsearch.runs import write_formula_run, write_trec_run
+from mathsearch.runs import write_formula_run, write_task3_run, write_trec_run
 from mathsearch.systems import (
     SearchContext,
     SearchQuery,
@@ -27,7 +27,8 @@ SYSTEMS = system_names()
 def test_the_registry_holds_both_tasks():
     assert set(system_names(1)) >= {"ours", "bm25-answer", "bm25-thread", "tangent-s", "linked-posts"}
     assert set(system_names(2)) >= {"formula", "tangent-s-formula"}
-    assert set(system_names(1)) | set(system_names(2)) == set(SYSTEMS)
+    assert set(system_names(3)) >= {"extract", "first-hit", "generate"}
+    assert set(system_names(1)) | set(system_names(2)) | set(system_names(3)) == set(SYSTEMS)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,8 @@ def topics():
 
 
 @pytest.mark.parametrize("name", SYSTEMS)
-def test_every_system_keeps_the_contract(name, sample_index, topics, tmp_path):
+def test_every_system_keeps_the_contract(name, sample_index, topics, tmp_path, monkeypatch):
+    monkeypatch.delenv("MATHSEARCH_LLM_URL", raising=False)  # generate: no endpoint here, it falls back
     system = make_system(name)
     assert make_system(spec(system)) == system  # the spec names it, and is its run tag
     needs = needs_of(system)
@@ -49,6 +51,9 @@ def test_every_system_keeps_the_contract(name, sample_index, topics, tmp_path):
         return
     ctx.require(needs)
     task = system.TASK
+    if task == 3:
+        _task3_contract(system, ctx, topics[1], tmp_path)
+        return
     found = system.search(ctx, SearchQuery.from_topic(topics[task][0]), 50)
     assert isinstance(found, Ranking) and len(found) <= 50
     if task == 2:
@@ -60,3 +65,19 @@ def test_every_system_keeps_the_contract(name, sample_index, topics, tmp_path):
     assert report.ok and report.hits == len(hits)
     lines = (tmp_path / "run.tsv").read_text().splitlines()
     assert len(lines) == len(hits) and all(line.endswith("\t" + spec(system)) for line in lines)
+
+
+def _task3_contract(system, ctx, topics, tmp_path):
+    """Task 3: one answer per topic, 1..1,200 characters, sources that are answer posts of the index,
+    written as a valid run (invalid answers refused)."""
+    from mathsearch.systems.task3 import run_answers
+
+    answers, _ = run_answers(system, ctx, topics)
+    assert [a.query_id for a in answers] == [t.topic_id for t in topics]
+    for a in answers:
+        assert 1 <= len(a.answer) <= 1200 and a.rank == 1 and a.run_tag == spec(system)
+        ids = [s.removeprefix("answer:") for s in a.sources.split(",")]
+        assert all(s.startswith("answer:") for s in a.sources.split(",")), a.sources
+        assert all(ctx.store.post_type(i) == 2 for i in ids), a.sources
+    report = write_task3_run(tmp_path / "run.tsv", answers, on_invalid="raise")
+    assert report.ok and report.hits == len(topics)

@@ -102,6 +102,31 @@ class Searcher:
         hits = self._decorate(ranking, task, query, set(q.bags.title_words))
         return SearchResult(query, task, spec(sys_obj), hits)
 
+    def answer(self, question: str, system: str | None = None, tags: tuple[str, ...] = ()) -> AnswerResult:
+        """One answer of at most 1,200 characters to ``question`` (text with ``$LaTeX$``), with its
+        sources: the Task 3 system ``system`` (default ``extract``) over this index."""
+        from .systems.task3 import DEFAULT_SYSTEM as TASK3_DEFAULT
+
+        if not question.strip() or not question.replace("$", "").strip():
+            raise InputError("the question is empty; give words or a $formula$.")
+        name = system or TASK3_DEFAULT
+        cls = system_class(name.partition(":")[0])
+        if cls.TASK != 3:
+            raise InputError(f"system {cls.NAME} answers task {cls.TASK}; answering systems: {', '.join(system_names(3))}")
+        sys_obj = make_system(name)
+        self.ctx.require(("store", *needs_of(sys_obj)))
+        made = sys_obj.answer(self.ctx, SearchQuery.from_text(question, tags=tags))
+        store = self.ctx.store
+        posts = store.posts(made.sources)
+        threads = store.posts({p.thread_id for p in posts.values()})
+        sources = []
+        for sid in made.sources:
+            post = posts.get(int(sid))
+            thread = threads.get(post.thread_id) if post is not None else None
+            title = cap(thread.title)[0] if thread is not None and thread.title else None
+            sources.append(AnswerSource(int(sid), post.thread_id if post else None, title))
+        return AnswerResult(question, spec(sys_obj), made.text, sources, made.mode, list(made.notes))
+
     def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str]) -> list[SearchHit]:
         store = self.ctx.store
         query_keys = {formula_key(latex) for latex in split_math(query)[1]} if task == 1 else set()
@@ -131,3 +156,34 @@ class Searcher:
                 snippet(post.text, words) if post else "", [m for m, _ in shown], len(matched), cut,
             ))
         return hits
+
+
+@dataclass(frozen=True)
+class AnswerSource:
+    """A post an answer was taken from (main source first)."""
+
+    post_id: int
+    thread_id: int | None
+    thread_title: str | None  # cut at MAX_SHOWN characters
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    """One answer to a question (ARQMath Task 3): at most 1,200 characters, with its sources."""
+
+    question: str
+    system: str  # the spec that answered
+    text: str
+    sources: list[AnswerSource]
+    mode: str  # extract, generate, or fallback (generation failed: the extractive answer)
+    notes: list[str]
+
+    @property
+    def sources_field(self) -> str:
+        """As a run file's Sources field: ``answer:ID,answer:ID``."""
+        return ",".join(f"answer:{s.post_id}" for s in self.sources)
+
+    def as_json(self) -> dict:
+        return {"question": self.question, "system": self.system, "answer": self.text,
+                "sources": [asdict(s) for s in self.sources], "sources_field": self.sources_field,
+                "mode": self.mode, "notes": list(self.notes)}

@@ -170,6 +170,12 @@ class Store:
             out.setdefault(thread_id, []).append(post_id)
         return out
 
+    def accepted_answers(self, thread_ids: Iterable[int]) -> dict[int, int]:
+        """``{thread id: its accepted answer's id}`` for the threads whose question names one
+        (collections without the AcceptedAnswerId attribute name none)."""
+        sql = "SELECT post_id, accepted_answer_id FROM posts WHERE post_type=1 AND accepted_answer_id IS NOT NULL AND post_id IN ({ids})"
+        return {thread_id: answer_id for thread_id, answer_id in self._rows_in(sql, thread_ids)}
+
     def iter_post_ids(self, post_type: int) -> Iterator[tuple[int, int]]:
         """``(post id, thread id)`` of every post of a type, by post id, without reading texts."""
         yield from self.db.execute("SELECT post_id, thread_id FROM posts WHERE post_type=? ORDER BY post_id", (post_type,))

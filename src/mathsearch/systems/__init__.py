@@ -6,7 +6,7 @@ Each module below registers its systems on import (one line per module).
 
 # Importing a module registers its systems (formula: formula, tangent-s-formula, tangent-s and
 # ours' formula signal).
-from . import combined, formula, lexical, linked, ours  # noqa: F401
+from . import combined, formula, lexical, linked, ours, task3  # noqa: F401
 from .base import (
     Ranking,
     SearchContext,

@@ -1,0 +1,155 @@
+"""Extractive answers: which retrieved answer post to draw from, and what of it to keep.
+
+Given a Task 1 ranking, :func:`choose` scores the top ``k`` answer posts with what is known of
+each: its retrieval score (relative to the first hit's), its rank, how much of the question's
+math it holds (the topic's formulae exactly, or their symbols and symbol pairs), how many of the
+question's words, whether it fits in the budget whole, and the community's votes and the
+accepted flag where the collection records them.  :func:`extract` then keeps the most useful
+pieces of the chosen post (:mod:`.passages`): a piece that holds the topic's formula, or one
+close to it, is worth more, and so is one that shares the question's words.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..text.analysis import formula_key, math_tokens, split_math, words
+from .passages import MAX_ANSWER_CHARS, Piece, condense, pieces
+
+
+@dataclass(frozen=True)
+class QueryProfile:
+    """What of a question an answer is matched against: its words and its formulae."""
+
+    words: frozenset[str]
+    title_words: frozenset[str]
+    formula_keys: frozenset[str]
+    math: frozenset[str]  # symbols and symbol pairs of the question's formulae
+
+    @classmethod
+    def of(cls, title: str, question: str = "") -> QueryProfile:
+        _, formulae = split_math(f"{title}\n{question}")
+        return cls(
+            frozenset(words(f"{title} {question}")),
+            frozenset(words(title)),
+            frozenset(formula_key(f) for f in formulae),
+            frozenset(t for f in formulae for t in math_tokens(f) if not t.startswith("f:")),
+        )
+
+    def formula_match(self, formulae: Sequence[str]) -> tuple[bool, float]:
+        """(holds one of the question's formulae exactly, share of the question's math tokens it holds)."""
+        if not formulae or not self.math:
+            return False, 0.0
+        exact = any(formula_key(f) in self.formula_keys for f in formulae)
+        tokens = {t for f in formulae for t in math_tokens(f)}
+        return exact, len(self.math & tokens) / len(self.math)
+
+    def word_match(self, text: str) -> float:
+        """Share of the question's words that ``text`` holds."""
+        if not self.words:
+            return 0.0
+        return len(self.words & set(words(text))) / len(self.words)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One retrieved answer post and what the choice weighs."""
+
+    post_id: int
+    rank: int  # 0 = the ranking's first hit
+    score: float  # retrieval score relative to the first hit's (1.0 for the first)
+    text: str
+    body: str
+    votes: int | None = None
+    accepted: bool | None = None
+    pieces: tuple[Piece, ...] = ()
+    exact_formula: bool = False
+    math_share: float = 0.0
+    word_share: float = 0.0
+
+
+@dataclass(frozen=True)
+class ChoiceWeights:
+    """Weights of :func:`choose` (the ``extract`` system's parameters; tuned on 2020 and 2021)."""
+
+    k: int = 5  # candidates: the top k of the ranking
+    retrieval: float = 1.0  # relative retrieval score
+    rank: float = 0.01  # per rank below the first
+    formula: float = 0.05  # share of the question's math tokens held
+    exact: float = 0.0  # holds one of the question's formulae exactly
+    words: float = 0.2  # share of the question's words held
+    too_long: float = 0.1  # longer than the budget (it has to be cut)
+    votes: float = 0.0  # log(1 + votes), where the collection has votes
+    accepted: float = 0.0  # the accepted answer, where the collection says
+
+
+@dataclass(frozen=True)
+class PieceWeights:
+    """Weights of a piece when a post is longer than the budget."""
+
+    formula: float = 1.0  # share of the question's math tokens the piece holds
+    exact: float = 1.0  # holds one of the question's formulae exactly
+    words: float = 1.0  # question words held, per square root of the piece's words
+    position: float = 0.5  # 1 / (1 + index): earlier pieces state the answer
+    lead: int = 1  # opening pieces always kept
+
+
+def candidates(store, ranking: Sequence[tuple[str, float]], profile: QueryProfile, k: int,
+               accepted_ids: set[int] | None = None) -> list[Candidate]:
+    """The top ``k`` hits of ``ranking`` (``(id, score)`` in ranking order) read from the store."""
+    top = ranking[:k]
+    if not top:
+        return []
+    posts = store.posts([d for d, _ in top])
+    first = top[0][1]
+    out = []
+    for rank, (doc, score) in enumerate(top):
+        post = posts.get(int(doc))
+        if post is None or not post.text.strip():
+            continue
+        parts = tuple(pieces(post.body)) or ()
+        formulae = split_math(post.text)[1]
+        exact, share = profile.formula_match(formulae)
+        rel = score / first if first > 0 else (1.0 if rank == 0 else 0.0)
+        accepted = (post.post_id in accepted_ids) if accepted_ids is not None else None
+        out.append(Candidate(post.post_id, rank, rel, post.text, post.body, post.score, accepted, parts,
+                             exact, share, profile.word_match(post.text)))
+    return out
+
+
+def choice_score(c: Candidate, w: ChoiceWeights, budget: int = MAX_ANSWER_CHARS) -> float:
+    s = w.retrieval * c.score - w.rank * c.rank + w.formula * c.math_share + w.words * c.word_share
+    if c.exact_formula:
+        s += w.exact
+    if len(c.text) > budget:
+        s -= w.too_long
+    if c.votes is not None and w.votes:
+        s += w.votes * math.log1p(max(c.votes, 0))
+    if c.accepted and w.accepted:
+        s += w.accepted
+    return s
+
+
+def choose(cands: Sequence[Candidate], w: ChoiceWeights, budget: int = MAX_ANSWER_CHARS) -> list[Candidate]:
+    """``cands`` best first (ties: the ranking's order)."""
+    return sorted(cands, key=lambda c: (-choice_score(c, w, budget), c.rank))
+
+
+def piece_value(p: Piece, profile: QueryProfile, w: PieceWeights) -> float:
+    exact, share = profile.formula_match(p.formulae)
+    prose = split_math(p.text)[0]
+    terms = words(prose)
+    held = len(profile.words & set(terms)) / math.sqrt(len(terms)) if terms else 0.0
+    return w.formula * share + (w.exact if exact else 0.0) + w.words * held + w.position / (1 + p.index)
+
+
+def extract(c: Candidate, profile: QueryProfile, w: PieceWeights | None = None,
+            budget: int = MAX_ANSWER_CHARS, prefix: bool = False) -> str:
+    """The text of ``c`` in at most ``budget`` characters: whole when it fits, else its best pieces
+    (``prefix``: its longest opening that fits)."""
+    w = w or PieceWeights()
+    parts = c.pieces or (Piece(" ".join(c.text.split()), "sentence", 0, 0),)
+    value = None if prefix else (lambda p: piece_value(p, profile, w))
+    return condense(parts, budget, value, w.lead)

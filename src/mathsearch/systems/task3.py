@@ -1,0 +1,228 @@
+"""Task 3 systems: one answer of at most 1,200 characters per question, with its sources.
+
+Each is a frozen dataclass like the Task 1 and 2 systems (``TASK = 3``, a spec, a run tag), but
+answers with :meth:`answer` (an :class:`~mathsearch.answers.Answer`) instead of a ranking.  All
+build on a Task 1 ranking (``base``: a Task 1 spec, with ``;`` between its parameters since ``,``
+separates ours; empty: ``ours`` as the index allows, see :func:`~.ours.default_spec`):
+
+* ``first-hit``: the first hit, its longest opening that fits (cut between sentences);
+* ``extract``: the best of the top ``k`` answers by retrieval score, the question's math and words
+  and, where known, votes and the accepted flag; when longer than the budget, its most useful
+  sentences, displayed equations, items and code blocks (:mod:`mathsearch.answers.extract`);
+* ``generate``: retrieval-augmented generation through an OpenAI-compatible endpoint (URL and
+  model as parameters or from the environment; the key only from the environment, so that it
+  never lands in a run tag); when the endpoint fails or answers nothing, the ``extract`` answer,
+  so the run stays valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from ..answers import NO_ANSWER, Answer
+from ..answers.extract import (
+    ChoiceWeights,
+    PieceWeights,
+    QueryProfile,
+    candidates,
+    choice_score,
+    choose,
+    extract,
+)
+from ..answers.passages import MAX_ANSWER_CHARS
+from ..errors import InputError
+from ..records import Task3Answer, Topic
+from .base import SearchContext, SearchQuery, make_system, needs_of, register, spec
+
+DEFAULT_SYSTEM = "extract"  # what `mathsearch answer` and `run --task 3` run unless told
+DEFAULT_BASE_NEEDS = ("store", "text", "formula")  # ours:dense=False; dense vectors used when present
+
+
+_PARTS: WeakKeyDictionary = WeakKeyDictionary()  # per context: the base systems and endpoints made
+
+
+def _part(ctx: SearchContext, key: str, factory: Callable[[Path], Any]) -> Any:
+    """What ``factory(index_dir)`` makes, once per context and key."""
+    parts = _PARTS.setdefault(ctx, {})
+    if key not in parts:
+        parts[key] = factory(ctx.index_dir)
+    return parts[key]
+
+
+def base_system(ctx: SearchContext, base: str):
+    """The Task 1 system a Task 3 system draws from (made once per context)."""
+
+    def make(index_dir):
+        from .ours import default_spec
+
+        name = base.replace(";", ",") if base else default_spec(index_dir)
+        system = make_system(name)
+        if system.TASK != 1:
+            raise InputError(f"base system {name} answers task {system.TASK}, not task 1")
+        return system
+
+    return _part(ctx, f"task3-base:{base}", make)
+
+
+def _base_needs(base: str) -> tuple[str, ...]:
+    if not base:
+        return DEFAULT_BASE_NEEDS
+    return tuple(dict.fromkeys(("store", *needs_of(make_system(base.replace(";", ","))))))
+
+
+def _ranking(ctx: SearchContext, base: str, query: SearchQuery, k: int) -> list[tuple[str, float]]:
+    found = base_system(ctx, base).search(ctx, query, max(k, 1))
+    return [(d, found[d]) for d in found.ordered()[:k]]
+
+
+def _accepted(ctx: SearchContext, ids: list[str]) -> set[int] | None:
+    store = ctx.store
+    threads = {p.thread_id for p in store.posts(ids).values()}
+    accepted = store.accepted_answers(threads)
+    return set(accepted.values()) if accepted else None
+
+
+@register
+@dataclass(frozen=True)
+class FirstHit:
+    """The reference point: the first hit of the Task 1 ranking, its longest opening that fits."""
+
+    NAME = "first-hit"
+    TASK = 3
+    DESCRIPTION = "the first hit of a Task 1 ranking, cut between sentences to 1,200 characters"
+    ANS_TYPE = "extract"
+    base: str = ""
+
+    def needs(self) -> tuple[str, ...]:
+        return _base_needs(self.base)
+
+    def answer(self, ctx: SearchContext, query: SearchQuery) -> Answer:
+        profile = QueryProfile.of(query.title, query.question)
+        found = candidates(ctx.store, _ranking(ctx, self.base, query, 1), profile, 1)
+        if not found:
+            return Answer(NO_ANSWER, (), 0.0)
+        text = extract(found[0], profile, prefix=True)
+        return Answer(text or NO_ANSWER, (str(found[0].post_id),) if text else (), 1.0)
+
+
+@register
+@dataclass(frozen=True)
+class Extract:
+    """Our extractive system (see the module text); every weight is a parameter."""
+
+    NAME = "extract"
+    TASK = 3
+    DESCRIPTION = "the best of the top k answers for the question's words and math, its most useful sentences"
+    ANS_TYPE = "extract"
+    base: str = ""
+    k: int = 5
+    retrieval: float = 1.0
+    rank: float = 0.01
+    formula: float = 0.05
+    exact: float = 0.0
+    words: float = 0.2
+    too_long: float = 0.1
+    votes: float = 0.0
+    accepted: float = 0.0
+    prefix: bool = False  # keep the longest opening that fits rather than the most useful pieces
+    piece_formula: float = 1.0
+    piece_exact: float = 1.0
+    piece_words: float = 1.0
+    piece_position: float = 0.5
+
+    def needs(self) -> tuple[str, ...]:
+        return _base_needs(self.base)
+
+    @property
+    def choice(self) -> ChoiceWeights:
+        return ChoiceWeights(self.k, self.retrieval, self.rank, self.formula, self.exact, self.words,
+                             self.too_long, self.votes, self.accepted)
+
+    @property
+    def piece_weights(self) -> PieceWeights:
+        return PieceWeights(self.piece_formula, self.piece_exact, self.piece_words, self.piece_position)
+
+    def answer(self, ctx: SearchContext, query: SearchQuery) -> Answer:
+        profile = QueryProfile.of(query.title, query.question)
+        ranking = _ranking(ctx, self.base, query, self.k)
+        accepted = _accepted(ctx, [d for d, _ in ranking]) if self.accepted and ranking else None
+        found = candidates(ctx.store, ranking, profile, self.k, accepted)
+        for best in choose(found, self.choice):
+            text = extract(best, profile, self.piece_weights, MAX_ANSWER_CHARS, self.prefix)
+            if text:
+                return Answer(text, (str(best.post_id),), round(choice_score(best, self.choice), 6))
+        return Answer(NO_ANSWER, (), 0.0)
+
+    def passages(self, ctx: SearchContext, query: SearchQuery, n: int, budget: int) -> list[tuple[str, str]]:
+        """The ``n`` best answers as ``(post id, text of at most budget characters)``, for a prompt."""
+        profile = QueryProfile.of(query.title, query.question)
+        ranking = _ranking(ctx, self.base, query, max(self.k, n))
+        found = choose(candidates(ctx.store, ranking, profile, max(self.k, n)), self.choice)
+        out = []
+        for c in found[:n]:
+            text = extract(c, profile, self.piece_weights, budget, self.prefix)
+            if text:
+                out.append((str(c.post_id), text))
+        return out
+
+
+@register
+@dataclass(frozen=True)
+class Generate:
+    """Retrieval-augmented generation (off by default: it needs an endpoint; see the module text)."""
+
+    NAME = "generate"
+    TASK = 3
+    DESCRIPTION = "an answer generated from the top passages by an OpenAI-compatible chat model, citing them"
+    ANS_TYPE = "generate"
+    base: str = ""
+    url: str = ""  # empty: $MATHSEARCH_LLM_URL
+    model: str = ""  # empty: $MATHSEARCH_LLM_MODEL
+    passages: int = 3
+    passage_chars: int = 1200
+    retries: int = 2  # asks again this many times while the answer is too long or empty
+    temperature: float = 0.2
+    max_tokens: int = 600
+    timeout: float = 60.0
+
+    def needs(self) -> tuple[str, ...]:
+        return _base_needs(self.base)
+
+    def endpoint(self):
+        from ..answers.generate import ChatEndpoint
+
+        return ChatEndpoint.from_env(self.url, self.model, None, self.timeout)
+
+    def answer(self, ctx: SearchContext, query: SearchQuery) -> Answer:
+        from ..answers.generate import GenerationError, generate
+
+        extractive = Extract(base=self.base)
+        fallback = extractive.answer(ctx, query)
+        passages = extractive.passages(ctx, query, self.passages, self.passage_chars)
+        try:
+            endpoint = _part(ctx, f"task3-endpoint:{spec(self)}", lambda _: self.endpoint())
+            made = generate(endpoint, query.title, query.question, passages, MAX_ANSWER_CHARS,
+                            self.retries, self.temperature, self.max_tokens)
+        except GenerationError as exc:
+            return Answer(fallback.text, fallback.sources, fallback.score, "fallback", (str(exc),))
+        sources = made.sources or tuple(pid for pid, _ in passages)
+        notes = (f"cut to {MAX_ANSWER_CHARS} characters after {made.tries} tries",) if made.trimmed else ()
+        return Answer(made.text, sources, 1.0, "generate", notes)
+
+
+def run_answers(system, ctx: SearchContext, topics: list[Topic], progress=None) -> tuple[list[Task3Answer], list[str]]:
+    """The Task 3 answers of ``system`` for ``topics`` (one each), and notes on the way."""
+    tag = spec(system)
+    out: list[Task3Answer] = []
+    notes: list[str] = []
+    for i, topic in enumerate(topics, 1):
+        a = system.answer(ctx, SearchQuery.from_topic(topic))
+        out.append(Task3Answer(topic.topic_id, a.text, a.score, 1, tag, a.sources_field))
+        notes.extend(f"{topic.topic_id}: {n}" for n in a.notes)
+        if progress:
+            progress(i, len(topics))
+    return out, notes
