@@ -19,7 +19,7 @@ from mathsearch.indexing import build_index
 from mathsearch.store import Store
 
 TINY = TrainConfig(seed=5, epochs=8, batch=4, lr=0.05, latex_vocab=5, min_latex_count=1, base="random",
-                   val_fraction=0.25, patience=8, threads=1)
+                   val_fraction=0.25, patience=8, threads=1, contrastive=0.5)
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +96,15 @@ def test_index_records_its_encoder_and_refuses_another(tiny, tmp_path):
     encoder_json.write_text(json.dumps(changed))
     with pytest.raises(InputError, match="is not the one that made the vectors"):
         DenseIndex.open(index).encode("primes")
+
+
+def test_index_may_record_minilm_as_its_query_encoder(tiny, tmp_path):
+    index, folder, _ = tiny
+    with Store.open(index) as store:
+        build_dense_index(store, index, encoder=str(folder), query_encoder="minilm")
+    manifest = json.loads((index / "dense" / "manifest.json").read_text())
+    assert manifest["encoder"]["name"] == "tiny" and manifest["query_encoder"]["name"] == "minilm"
+    dense = DenseIndex.open(index)
+    text = "Are there infinitely many primes?"
+    assert np.allclose(dense.encode(text), load_encoder("minilm").encode([text])[0], atol=1e-5)
+    assert not np.allclose(dense.encode(text), StaticEncoder.load(folder).encode([text])[0], atol=1e-2)

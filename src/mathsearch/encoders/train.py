@@ -47,6 +47,7 @@ class TrainConfig:
     min_latex_count: int = 3
     teacher_budget: int = 30_000  # posts the teacher embeds when no MiniLM index is given
     contrastive: float = 0.0  # weight of the question -> answer InfoNCE term
+    pair_budget: int = 200_000  # question -> answer pairs it may use
     temperature: float = 0.05
     val_fraction: float = 0.1
     patience: int = 3
@@ -160,14 +161,21 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
     if table.shape[1] != target.shape[1]:
         raise InputError(f"student has {table.shape[1]} dimensions, teacher {target.shape[1]}: they must agree.")
     draft = StaticEncoder(tokenizer, table, {"name": name, "config": {"max_tokens": config.max_tokens}})
-    tokens = draft.token_ids([texts[k] for k in pos])
-
     order = rng.permutation(len(pos))
     n_val = max(1, int(len(pos) * config.val_fraction))
     val, fit = order[:n_val], order[n_val:]
-    # question -> answers among the fitted posts (positions into pos), for the contrastive term
-    where = {ids[pos[j]]: j for j in fit}
-    pairs = np.asarray([(where[q], where[a]) for a, q in parent.items() if a in where and q in where], dtype=np.int64)
+    # question -> answer pairs (post positions) for the contrastive term: every thread of the
+    # collection, the teacher's or not (at most pair_budget, seeded), none touching a held-out post
+    index_of = {p: k for k, p in enumerate(ids)}
+    held = {int(pos[j]) for j in val}
+    pairs = np.asarray([(index_of[q], index_of[a]) for a, q in parent.items()
+                        if q in index_of and index_of[q] not in held and index_of[a] not in held], dtype=np.int64)
+    if config.contrastive <= 0:
+        pairs = pairs[:0]
+    elif len(pairs) > config.pair_budget:
+        pairs = pairs[np.sort(rng.choice(len(pairs), config.pair_budget, replace=False))]
+    needed = sorted(set(pos.tolist()) | set(pairs.ravel().tolist()))
+    tokens = dict(zip(needed, draft.token_ids([texts[k] for k in needed]), strict=True))
 
     # sparse gradients: a step touches only the rows of the batch's tokens
     emb = torch.nn.EmbeddingBag(table.shape[0], table.shape[1], mode="sum", sparse=True)
@@ -182,8 +190,8 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
         offsets = torch.tensor(np.concatenate(([0], np.cumsum([len(s) for s in seqs])[:-1])), dtype=torch.long)
         return torch.nn.functional.normalize(emb(flat, offsets), dim=1)
 
-    def distance(rows: np.ndarray) -> torch.Tensor:
-        return 1.0 - (bag(rows) * target_t[rows]).sum(dim=1).mean()
+    def distance(rows: np.ndarray) -> torch.Tensor:  # rows index pos (posts with a teacher vector)
+        return 1.0 - (bag(pos[rows]) * target_t[rows]).sum(dim=1).mean()
 
     with torch.no_grad():
         first = float(distance(val))

@@ -44,13 +44,20 @@ def _fingerprint(info: dict) -> str:
     return str(info.get("fingerprint") or f"{info.get('name')}/v{info.get('version')}")
 
 
-def build_dense_index(store: Store, index_dir: Path, progress: Progress | None = None, encoder: str | None = None) -> dict:
+def build_dense_index(store: Store, index_dir: Path, progress: Progress | None = None, encoder: str | None = None,
+                      query_encoder: str | None = None) -> dict:
     """Embed every question and answer of ``store`` with ``encoder`` (default
-    :data:`mathsearch.encoders.DEFAULT_ENCODER`) into ``index_dir/dense``."""
-    from ..encoders import DEFAULT_ENCODER, check_encoder, load_encoder
+    :data:`mathsearch.encoders.DEFAULT_ENCODER`) into ``index_dir/dense``.
+
+    ``query_encoder`` (e.g. ``minilm`` for a static student of MiniLM, which lives in its teacher's
+    space) encodes the topics instead of ``encoder``; it is recorded and must have the same dimension.
+    """
+    from ..encoders import DEFAULT_ENCODER, check_encoder, encoder_info, load_encoder
 
     name = encoder or DEFAULT_ENCODER
     check_encoder(name)
+    if query_encoder:
+        check_encoder(query_encoder)
     root = Path(index_dir) / DENSE_DIR
     root.mkdir(parents=True, exist_ok=True)
     model = load_encoder(name)
@@ -75,8 +82,15 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
             shutil.rmtree(root / ENCODER_DIR)
         model.save(root / ENCODER_DIR)
         info = json.loads((root / ENCODER_DIR / "encoder.json").read_text())
+    if query_encoder:
+        asked = encoder_info(query_encoder)
+        if int(asked.get("dim", 0)) != int(info.get("dim", -1)):
+            raise InputError(f"query encoder {query_encoder!r} makes {asked.get('dim')}-dimensional vectors, "
+                             f"encoder {name!r} {info.get('dim')}: they cannot be compared.")
     meta = {
         "encoder": {k: info.get(k) for k in ("name", "kind", "version", "dim", "fingerprint", "trained_on")},
+        "query_encoder": ({k: asked.get(k) for k in ("name", "kind", "version", "dim", "fingerprint")}
+                          if query_encoder else None),
         "model": info.get("config", {}).get("model", info.get("name")),
         "dense_answers": len(a_ids), "dense_questions": len(q_ids),
     }
@@ -118,10 +132,19 @@ class DenseIndex:
         return (Path(index_dir) / DENSE_DIR / "manifest.json").is_file()
 
     def query_encoder(self):
-        """The encoder that made the vectors (the one kept in the index for static encoders)."""
+        """The encoder of the topics: the one that made the vectors (kept in the index for static
+        encoders), or the query encoder the index recorded."""
         if self._model is None:
             from ..encoders import load_encoder
 
+            asked = self.manifest.get("query_encoder")
+            if asked:
+                model = load_encoder(str(asked["name"]))
+                if _fingerprint(model.info()) != _fingerprint(asked):
+                    raise InputError(f"{self.root.parent}: query encoder {asked['name']!r} is not the one recorded "
+                                     f"({_fingerprint(model.info())} vs {_fingerprint(asked)}): rebuild with `mathsearch index --dense`.")
+                self._model = model
+                return model
             local = self.root / ENCODER_DIR
             model = load_encoder(str(local) if (local / "encoder.json").is_file() else self.encoder_name)
             if _fingerprint(model.info()) != _fingerprint(self.encoder_info):
