@@ -43,6 +43,11 @@ def eval_runs(
     test: Annotated[str, typer.Option("--test", help="Significance test against the first run: t or randomisation.")] = "t",
     no_cs: Annotated[bool, typer.Option("--no-cs", help="Task 3: skip Contextual Similarity (no model loaded).")] = False,
     model: Annotated[Path | None, typer.Option("--model", help="Task 3: local model directory for Contextual Similarity.")] = None,
+    sources: Annotated[bool, typer.Option("--sources", help="Task 3 development protocol with Task 1 qrels: AR_src/P@1_src "
+                                          "(grade of the main source post), LO/CS against the other relevant answers of "
+                                          "<= 1,200 characters; Task 1 runs read as their first hit cut to 1,200.")] = False,
+    tokenizer: Annotated[str, typer.Option("--tokenizer", help="With --sources, LO tokens: default (MathBERTa or MiniLM "
+                                           "wordpiece when installed) or regex (math-aware, no model).")] = "default",
     per_topic: Annotated[bool, typer.Option("--per-topic", help="Also print every topic's scores.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object keyed by run file name.")] = False,
 ) -> None:
@@ -62,6 +67,10 @@ def eval_runs(
         raise InputError(f"--qrels-key must be auto, visual or formula, not {qrels_key!r}")
     if test not in ("t", "randomisation"):
         raise InputError(f"--test must be t or randomisation, not {test!r}")
+    if tokenizer not in ("default", "regex"):
+        raise InputError(f"--tokenizer must be default or regex, not {tokenizer!r}")
+    if sources and task != 3:
+        raise InputError("--sources is the Task 3 development protocol: give --task 3")
     facts = None
     if index is not None:
         facts = from_index(index)
@@ -71,20 +80,23 @@ def eval_runs(
         facts = from_posts_xml(posts)
     if index is not None and posts is not None:
         facts.text_of = from_posts_xml(posts).text_of  # type: ignore[union-attr]
-    report = evaluate_runs(
-        task,
-        qrels,
-        runs,
-        facts=facts,
-        collection_only=collection_only,
-        qrels_key=qrels_key,  # type: ignore[arg-type]
-        categories=read_categories(categories) if categories else None,
-        test=test,  # type: ignore[arg-type]
-        answer_map=_answer_map(answer_map) if answer_map else None,
-        answer_texts=read_answer_texts(answers) if answers else None,
-        contextual=not no_cs,
-        model_dir=model,
-    )
+    if sources:
+        report = _evaluate_sources(qrels, runs, facts, collection_only, tokenizer, not no_cs, model, categories, test)
+    else:
+        report = evaluate_runs(
+            task,
+            qrels,
+            runs,
+            facts=facts,
+            collection_only=collection_only,
+            qrels_key=qrels_key,  # type: ignore[arg-type]
+            categories=read_categories(categories) if categories else None,
+            test=test,  # type: ignore[arg-type]
+            answer_map=_answer_map(answer_map) if answer_map else None,
+            answer_texts=read_answer_texts(answers) if answers else None,
+            contextual=not no_cs,
+            model_dir=model,
+        )
     bad_lines = report.qrels_read.skipped_total + sum(r.read.skipped_total for r in report.runs)
     if json_out:
         print_json(to_json(report))
@@ -98,6 +110,30 @@ def eval_runs(
         typer.echo(to_text(report, per_topic=per_topic), nl=False)
     if bad_lines:
         raise typer.Exit(1)  # scored, but some input lines were skipped
+
+
+def _evaluate_sources(qrels, runs, facts, collection_only, tokenizer, contextual, model, categories, test):
+    """The Task 3 development protocol (:func:`mathsearch.evaluation.task3.evaluate_sources`)."""
+    from ..evaluation import read_categories
+    from ..evaluation.task3 import evaluate_sources
+    from ..evaluation.tokenize import MathRegexTokenizer
+
+    if facts is None or facts.text_of is None:
+        raise InputError("--sources needs the answers' texts: give --index DIR (or --posts POSTS.xml)")
+    present = None
+    if collection_only:
+        present = facts.present(1)
+        if present is None:
+            raise InputError("--collection-only needs the collection: give --index DIR")
+    similarity = None
+    if contextual:
+        from ..evaluation.similarity import ContextualSimilarity
+
+        similarity = ContextualSimilarity(model)
+    return evaluate_sources(
+        qrels, runs, facts.text_of, present, MathRegexTokenizer() if tokenizer == "regex" else None, similarity,
+        read_categories(categories) if categories else None, test,
+    )
 
 
 def register(app: typer.Typer) -> None:

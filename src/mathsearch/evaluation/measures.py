@@ -38,7 +38,7 @@ P10_PRIME = TrecMeasure("P'@10", ir_measures.P(rel=H_M) @ 10, True, "trec_eval -
 NDCG_10 = TrecMeasure("nDCG@10", ir_measures.nDCG @ 10, False, "trec_eval -m ndcg_cut.10")
 
 RANKED_MEASURES: tuple[TrecMeasure, ...] = (NDCG_PRIME, MAP_PRIME, P10_PRIME, NDCG_10)
-TASK3_MEASURES: tuple[str, ...] = ("AR", "P@1", "LO", "CS")
+TASK3_MEASURES: tuple[str, ...] = ("AR", "P@1", "AR_src", "P@1_src", "LO", "CS")  # _src: the development protocol
 JUDGED_AT: tuple[int, ...] = (1, 10, 20, 50, 100, 1000)
 
 

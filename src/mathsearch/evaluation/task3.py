@@ -131,3 +131,167 @@ def overlap_scores(
     if similarity is not None:
         out.per_topic["CS"] = cs
         out.model = similarity.name
+
+
+# -- The development protocol on a sub-collection (issue 10) ---------------------------------------
+#
+# Without Task 3 judgements a Task 3 answer taken from the collection is judged by its *main
+# source*, the first post its Sources field names, under the Task 1 judgements (``AR_src``,
+# ``P@1_src``: the lab's Table 7 reading of Task 1 systems, where a hit's grade is its answer's).
+# An unjudged or missing source counts 0, as nDCG@10 counts unjudged hits.  LO and CS compare the
+# answer with the relevant (H+M) answers of at most 1,200 characters *other than* its sources
+# (the lab's ablation of a team's own contributions, applied to sources).  A Task 1 run is read as
+# the lab read Task 1 systems: its first hit (trec_eval order), cut to 1,200 characters.
+
+SOURCE_MEASURES = ("AR_src", "P@1_src", "LO", "CS")
+MAX_REFERENCE_CHARS = 1200
+
+
+def parse_sources(sources: str) -> list[str]:
+    """Post ids named by a Sources field, main source first: ``answer:12,answer:7`` -> ``["12", "7"]``;
+    bare ids are read too, other labels (``Quora``, ``GPT``) are not post ids and are skipped."""
+    out: list[str] = []
+    for part in sources.replace(";", ",").split(","):
+        part = part.strip().strip('"')
+        kind, sep, ident = part.partition(":")
+        ident = ident.strip() if sep else kind.strip()
+        if sep and kind.strip().lower() not in ("answer", "post", "a"):
+            continue
+        if ident.isdigit() and ident not in out:
+            out.append(ident)
+    return out
+
+
+def source_relevance_scores(
+    main_source: Mapping[str, str | None], qrels: Mapping[str, Mapping[str, int]], out: Task3Scores
+) -> None:
+    """``AR_src`` and ``P@1_src`` per qrels topic: the Task 1 grade of the topic's main source
+    (0 when the topic has no answer, no source, or a source never judged)."""
+    ar: dict[str, float] = {}
+    p1: dict[str, float] = {}
+    for topic, judged in qrels.items():
+        if topic not in main_source:
+            out.unanswered.append(topic)
+        source = main_source.get(topic)
+        if source is not None and source not in judged:
+            out.unjudged.append(topic)
+        rel = task3_relevance(judged.get(source, 0)) if source is not None else 0
+        ar[topic] = float(rel)
+        p1[topic] = 1.0 if rel >= H_M else 0.0
+    out.per_topic["AR_src"] = ar
+    out.per_topic["P@1_src"] = p1
+
+
+def ablated_references(
+    qrels: Mapping[str, Mapping[str, int]],
+    texts: Mapping[str, str] | Callable[[str], str | None],
+    exclude: Mapping[str, Sequence[str]],
+    max_chars: int = MAX_REFERENCE_CHARS,
+) -> dict[str, list[str]]:
+    """Texts of each topic's H+M judged answers of at most ``max_chars`` characters, leaving out
+    the posts ``exclude[topic]`` names (the answer's own sources)."""
+    get = texts.get if isinstance(texts, Mapping) else texts
+    out: dict[str, list[str]] = {}
+    for topic, judged in qrels.items():
+        skip = set(exclude.get(topic, ()))
+        refs = []
+        for doc, rel in judged.items():
+            if doc in skip or task3_relevance(rel) < H_M:
+                continue
+            text = get(doc)
+            if text and len(text) <= max_chars:
+                refs.append(text)
+        out[topic] = refs
+    return out
+
+
+def evaluate_sources(
+    qrels_path,
+    run_paths,
+    text_of: Callable[[str], str | None],
+    present: set[str] | None = None,
+    tokenizer: Tokenizer | None = None,
+    similarity=None,
+    categories=None,
+    test: str = "t",
+):
+    """Score Task 3 runs (and Task 1 runs, by their first hit cut to 1,200 characters) with the
+    development protocol against Task 1 qrels: an :class:`~.evaluate.EvalReport` of ``AR_src``,
+    ``P@1_src``, ``LO`` and (with ``similarity``) ``CS``.  ``present``: the answer ids of the
+    indexed collection, for the sub-collection protocol (``--collection-only``)."""
+    from pathlib import Path
+
+    from ..errors import InputError
+    from ..readers.qrels import qrels_to_dict, read_qrels
+    from ..readers.runs import read_run_scores, read_task3_run
+    from ..records import ReadReport
+    from .evaluate import EvalReport, RunResult, _compare, _finish, _is_trec_layout
+    from .subcollection import restrict_qrels
+    from .tokenize import default_tokenizer
+    from .trec import trec_order
+
+    qrels_path = Path(qrels_path)
+    report = EvalReport(3, str(qrels_path), test=test)
+    read_q = ReadReport(source=str(qrels_path))
+    judged = read_qrels(qrels_path, read_q)
+    report.qrels_read = read_q
+    if not judged:
+        raise InputError(f"qrels file {qrels_path} holds no judgements")
+    qrels = qrels_to_dict(judged, graded_only=True)
+    if present is not None:
+        restricted = restrict_qrels(qrels, present)
+        qrels = restricted.qrels
+        report.topics_dropped = restricted.topics_dropped
+        report.judgements_removed = restricted.judgements_removed
+        if not qrels:
+            raise InputError("no topic of the qrels has a relevant document in this collection")
+    report.topics = len(qrels)
+    tokenizer = tokenizer or default_tokenizer()
+    topics = list(qrels)
+    for path in map(Path, run_paths):
+        result = RunResult(path.name, str(path), 3)
+        result.read = ReadReport(source=str(path))
+        answers: dict[str, str] = {}
+        sources: dict[str, list[str]] = {}
+        if _is_trec_layout(path):
+            run = read_run_scores(path, 1, result.read)
+            for topic, docs in run.items():
+                if docs:
+                    top = trec_order(docs)[0]
+                    sources[topic] = [top]
+                    answers[topic] = (text_of(top) or "")[:MAX_REFERENCE_CHARS]
+            result.notes.append("Task 1 run: its first hit per topic, cut to 1,200 characters")
+        else:
+            for a in read_task3_run(path, result.read):
+                answers[a.query_id] = a.answer
+                sources[a.query_id] = parse_sources(a.sources)
+        scores = Task3Scores()
+        main = {t: (s[0] if s else None) for t, s in sources.items()}
+        source_relevance_scores(main, qrels, scores)
+        references = ablated_references(qrels, text_of, sources)
+        overlap_scores(answers, references, scores, tokenizer, similarity)
+        result.per_topic = scores.per_topic
+        no_source = sum(1 for t in topics if t in main and main[t] is None)
+        if no_source:
+            result.notes.append(f"{no_source} answer(s) without a post id in Sources: AR_src 0")
+        if scores.unjudged:
+            result.notes.append(f"{len(scores.unjudged)} main source(s) without a judgement: AR_src 0")
+        if scores.unanswered:
+            result.notes.append(f"{len(scores.unanswered)} qrels topic(s) without an answer, scored 0")
+        if scores.no_reference:
+            result.notes.append(f"{len(scores.no_reference)} topic(s) without another relevant answer of "
+                                f"<= 1,200 characters left out of LO/CS")
+        too_long = sum(1 for t in topics if len(answers.get(t, "")) > MAX_REFERENCE_CHARS)
+        if too_long:
+            result.notes.append(f"{too_long} answer(s) longer than 1,200 characters")
+        judged_n = sum(1 for t in topics if main.get(t) in qrels[t])
+        result.judged_at = {1: judged_n / len(topics) if topics else 0.0}
+        _finish(result, topics, categories)
+        report.runs.append(result)
+    _compare(report, test)  # type: ignore[arg-type]
+    report.notes.append("development protocol: AR_src/P@1_src = Task 1 grade of the main source; LO/CS against "
+                        "the other relevant answers of <= 1,200 characters")
+    report.notes.append(f"LO tokenizer: {tokenizer.name}")
+    if similarity is not None:
+        report.notes.append(f"CS model: {similarity.name}")
+    return report

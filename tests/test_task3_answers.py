@@ -1,0 +1,180 @@
+"""Task 3 extractive answers: pieces of a post, cuts at sentence boundaries never inside a formula,
+the topic's formula preferred, sources that are real answer posts, and the run and answer commands."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+from conftest import TOPICS
+from typer.testing import CliRunner
+
+from mathsearch.answers.extract import Candidate, ChoiceWeights, QueryProfile, choose, extract
+from mathsearch.answers.passages import (
+    CODE,
+    DISPLAY,
+    ITEM,
+    SENTENCE,
+    compose,
+    condense,
+    cut_words,
+    pieces,
+    text_pieces,
+)
+from mathsearch.cli import app
+from mathsearch.readers.runs import read_task3_run
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import SearchContext, SearchQuery, make_system
+from mathsearch.text.analysis import split_math
+
+
+def balanced(text: str) -> bool:
+    """Every formula closed: an even number of unescaped ``$`` once ``$$`` pairs are taken out."""
+    return text.replace("\\$", "").replace("$$", "").count("$") % 2 == 0
+
+
+def span(latex: str, fid: int) -> str:
+    return f'<span class="math-container" id="{fid}">{latex}</span>'
+
+
+# A post of 30 sentences, each with a formula that holds ". " and a capital after it (a naive
+# splitter would cut there), a displayed equation, a list and a code block.
+SENTENCES = [f"Step {i} uses {span(f'a_{i}. B_{i}', i)} and then the result follows." for i in range(30)]
+LONG_POST = (
+    "<p>" + " ".join(SENTENCES[:15]) + "</p>"
+    + f"<p>{span('x^2+y^2=z^2', 100)}</p>"
+    + "<ul><li><p>First item, with <em>two</em> sentences. Still the first item.</p></li><li>Second item.</li></ul>"
+    + "<pre><code>for i in range(3):\n    print(i)\n</code></pre>"
+    + "<p>" + " ".join(SENTENCES[15:]) + "</p>"
+)
+
+
+def test_pieces_of_a_post_keep_formulae_items_and_code_whole():
+    ps = pieces(LONG_POST)
+    kinds = [p.kind for p in ps]
+    assert kinds.count(SENTENCE) == 30 and kinds.count(DISPLAY) == 1 and kinds.count(ITEM) == 2 and kinds.count(CODE) == 1
+    assert ps[0].text == "Step 0 uses $a_0. B_0$ and then the result follows."  # not cut at ". B"
+    assert ps[0].formulae == ("a_0. B_0",)
+    display = next(p for p in ps if p.kind == DISPLAY)
+    assert display.text == "$$x^2+y^2=z^2$$"
+    items = [p for p in ps if p.kind == ITEM]
+    assert items[0].text == "First item, with two sentences. Still the first item." and items[0].marker == "-"
+    code = next(p for p in ps if p.kind == CODE)
+    assert code.text == "for i in range(3):\n    print(i)"
+    text = compose(ps)
+    assert "\n- Second item." in text and "\n$$x^2+y^2=z^2$$\n" in text
+
+
+def test_long_answer_cut_at_a_sentence_boundary_never_inside_a_formula():
+    ps = pieces(LONG_POST)
+    full = compose(ps)
+    assert len(full) > 1200
+    cut = condense(ps)  # the longest opening that fits
+    assert 0 < len(cut) <= 1200 and balanced(cut)
+    assert full.startswith(cut) and full[len(cut)] in " \n"  # a prefix that ends where a piece ends
+    assert cut.endswith("the result follows.")
+    # With values (the extract system), whatever is kept is whole pieces: sentences ending with a
+    # full stop, every formula closed, the list item and the code block whole or absent.
+    valued = condense(ps, 1200, lambda p: -p.index if p.kind != CODE else 100.0)
+    assert len(valued) <= 1200 and balanced(valued)
+    assert "for i in range(3):\n    print(i)" in valued  # the code block, valued most, kept whole
+    for line in valued.replace("for i in range(3):\n    print(i)", "(code).").split("\n"):
+        assert line.endswith((".", "$$")), line
+    # No piece fits: the first prose piece cut at a word outside any formula.
+    huge = f"<p>Words {span('q' * 50, 1)} " + "more words " * 200 + "</p>"
+    short = condense(pieces(huge), 40)
+    assert short.endswith(" …") and len(short) <= 40 and balanced(short)
+    assert cut_words("see $a b c d e f$ here", 12) == "see …"  # never between $ and $
+
+
+def test_text_pieces_of_a_generated_answer():
+    ps = text_pieces("It is $x. Y$ here. Then more.\n$$\\int f$$.\n- An item. Two.\n3. Three")
+    assert [p.kind for p in ps] == [SENTENCE, SENTENCE, DISPLAY, ITEM, ITEM]
+    assert ps[0].text == "It is $x. Y$ here." and ps[3].marker == "-" and ps[4].marker == "3."
+
+
+def _cand(pid: int, rank: int, score: float, text: str, profile: QueryProfile, body: str = "") -> Candidate:
+    from mathsearch.text.analysis import split_math
+
+    exact, share = profile.formula_match(split_math(text)[1])
+    return Candidate(pid, rank, score, text, body or f"<p>{text}</p>", None, None, tuple(pieces(body or f"<p>{text}</p>")),
+                     exact, share, profile.word_match(text))
+
+
+def test_answer_holding_the_topic_formula_is_preferred():
+    profile = QueryProfile.of("Evaluate $\\int_0^1 x^2\\,dx$", "How do I compute it?")
+    plain = _cand(1, 0, 1.0, "Use the rules of calculus you learned in class.", profile)
+    holds = _cand(2, 1, 0.97, "We have $\\int_0^1 x^2\\,dx$, that is $\\frac{1}{3}$, by the power rule.", profile)
+    assert holds.exact_formula and holds.math_share == 1.0 and not plain.exact_formula
+    w = ChoiceWeights(exact=0.1)
+    assert [c.post_id for c in choose([plain, holds], w)] == [2, 1]
+    assert [c.post_id for c in choose([plain, holds], ChoiceWeights(formula=0, words=0, exact=0))] == [1, 2]
+    # Within a long post, the sentence that holds the topic's formula is kept over plain ones.
+    filler = " ".join(f"Remark {i} is about something else entirely, at some length." for i in range(40))
+    formula = span("\\int_0^1 x^2\\,dx", 9)
+    body = f"<p>Hello there.</p><p>{filler}</p><p>Finally {formula} equals one third.</p>"
+    long = _cand(3, 0, 1.0, compose(pieces(body)), profile, body)
+    text = extract(long, profile)
+    assert len(text) <= 1200 and "Finally $\\int_0^1 x^2\\,dx$ equals one third." in text
+    assert text.startswith("Hello there.")  # the opening is always kept
+    assert "Finally" not in extract(long, profile, prefix=True)
+
+
+@pytest.fixture(scope="module")
+def topics2020():
+    return read_topics(TOPICS / "task1-2020.xml", TOPICS / "formulas" / "formulas-2020-latex.tsv")[:6]
+
+
+def test_extract_sources_are_real_answer_posts_of_the_index(sample_index, topics2020):
+    ctx = SearchContext(sample_index)
+    system = make_system("extract")
+    for topic in topics2020:
+        a = system.answer(ctx, SearchQuery.from_topic(topic))
+        assert 1 <= len(a.text) <= 1200 and balanced(a.text)
+        assert a.sources and all(ctx.store.post_type(s) == 2 for s in a.sources)
+        assert a.sources_field == ",".join(f"answer:{s}" for s in a.sources)
+        # The text is the source's: its formulae and its words are the post's (none invented).
+        post = ctx.store.post(a.sources[0])
+        mine, theirs = split_math(a.text), split_math(compose(pieces(post.body)))
+        assert set(mine[1]) <= set(theirs[1])
+        assert not Counter(mine[0].split()) - Counter(theirs[0].split() + ["-", "…"])
+
+
+def test_run_task3_and_check(sample_index, tmp_path):
+    topics = tmp_path / "topics.xml"
+    src = (TOPICS / "task1-2020.xml").read_text(encoding="utf-8")
+    first = re.findall(r"<Topic number=.*?</Topic>", src, flags=re.S)[:3]
+    topics.write_text("<Topics>\n" + "\n".join(first) + "\n</Topics>\n", encoding="utf-8")
+    out = tmp_path / "mathsearch-task3-extract-auto-both-extract-A.tsv"
+    result = CliRunner().invoke(app, ["run", "--index", str(sample_index), "--task", "3", "--topics", str(topics),
+                                      "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    assert info["system"] == "extract" and info["hits"] == 3 and info["suggested_name"] == out.name
+    answers = read_task3_run(out)
+    assert [a.query_id for a in answers] == ["A.1", "A.2", "A.3"]
+    assert all(a.sources.startswith("answer:") and 1 <= len(a.answer) <= 1200 for a in answers)
+    checked = CliRunner().invoke(app, ["check", "--task", "3", str(out)])
+    assert checked.exit_code == 0, checked.output
+    wrong = CliRunner().invoke(app, ["run", "--index", str(sample_index), "--task", "3", "--system", "bm25-thread",
+                                     "--topics", str(topics), "--out", str(tmp_path / "x.tsv")])
+    assert wrong.exit_code != 0 and "task 3 systems" in wrong.output
+
+
+def test_answer_command_prints_the_answer_and_its_sources(sample_index):
+    q = "Why does the harmonic series $\\sum_{n=1}^{\\infty}\\frac{1}{n}$ diverge?"
+    result = CliRunner().invoke(app, ["answer", "--index", str(sample_index), q, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["system"] == "extract" and data["mode"] == "extract" and 1 <= len(data["answer"]) <= 1200
+    assert data["sources"] and data["sources_field"].startswith("answer:")
+    assert all(s["thread_id"] is not None for s in data["sources"])
+    plain = CliRunner().invoke(app, ["answer", "--index", str(sample_index), q])
+    assert plain.exit_code == 0 and data["answer"].split("\n")[0] in plain.stdout
+    assert "Sources (extract, extract): " + data["sources_field"] in plain.stdout
+    empty = CliRunner().invoke(app, ["answer", "--index", str(sample_index), " $ $ "])
+    assert empty.exit_code != 0 and "empty" in empty.output
+    task1 = CliRunner().invoke(app, ["answer", "--index", str(sample_index), "x", "--system", "bm25-thread"])
+    assert task1.exit_code != 0 and "answering systems" in task1.output
