@@ -11,7 +11,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...formula import FormulaAnalyzer
-from ...ranking import Ranking
+from ...ranking import Ranking, ranked
 from .layout import COMMENT, FAMILIES, FORMULA_DIR, MANIFEST, VERSION
 from .tokens import QueryTokens, TokenHasher, query_tokens
 
@@ -113,7 +113,9 @@ class FormulaIndex:
         return self._search(q, scoring, None, None)
 
     def top(self, q: QueryTokens, scoring: Scoring, k: int, retrievable_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """The best ``k`` visual formulae, score descending."""
+        """The best ``k`` visual formulae, score descending, ties by visual formula number ascending
+        (the index's own order of formulae, not an id order).  Which of several formulae tied at
+        the k-th score are kept is up to the partial sort."""
         docs, scores = self._search(q, scoring, k, self.retrievable if retrievable_only else None)
         if len(docs) > k:
             part = np.argpartition(-scores, k - 1)[:k]
@@ -145,9 +147,12 @@ class FormulaIndex:
             final = final + boost * bonus
         fids = np.where(picks >= 0, self.inst_formula[np.maximum(picks, 0)], -1)
         posts = np.where(picks >= 0, self.inst_post[np.maximum(picks, 0)], -1)
-        out = sorted(zip(final.tolist(), fids.tolist(), posts.tolist(), strict=True), reverse=True)
-        scored = {fid: round(score, 6) for score, fid, _ in out[:limit] if fid >= 0}
-        post_of = {fid: post for _, fid, post in out[:limit] if fid >= 0}
+        score_of = dict(zip(fids.tolist(), final.tolist(), strict=True))
+        score_of.pop(-1, None)  # a formula without a question/answer instance (never retrievable)
+        post_at = dict(zip(fids.tolist(), posts.tolist(), strict=True))
+        best = ranked(score_of)[:limit]
+        scored = {fid: round(score_of[fid], 6) for fid in best}
+        post_of = {fid: post_at[fid] for fid in best}
         if len(scored) < limit:
             for d, s in zip(docs.tolist(), scores.tolist(), strict=True):
                 sl = self.instances(d)
