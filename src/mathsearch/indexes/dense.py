@@ -5,7 +5,8 @@ Built only on request (``mathsearch index --dense``).  ``minilm`` runs at about 
 2 CPU cores (the sample in minutes, the full collection's 2.4M posts in about 30 hours); a static
 encoder trained on the collection (``mathsearch train-encoder``) at thousands a second.  Vectors are
 L2-normalised float16 in ``dense/{answers,questions}.npy`` with their post ids beside them; search
-is exact inner product (numpy, in blocks).  ``dense/manifest.json`` records the encoder that made
+is exact inner product (numpy, in blocks), or from :data:`ANN_MIN` vectors on a memory-mapped faiss
+IVF-SQ8 index (``dense/{answers,questions}.ivf``, nprobe :data:`ANN_NPROBE`).  ``dense/manifest.json`` records the encoder that made
 the vectors (name, kind, version, fingerprint); a static encoder is copied into ``dense/encoder/``
 so the index is whole on its own.  Queries are encoded by that same encoder; asking for another
 is an error.
@@ -44,13 +45,39 @@ def _fingerprint(info: dict) -> str:
     return str(info.get("fingerprint") or f"{info.get('name')}/v{info.get('version')}")
 
 
+ANN_MIN = 200_000  # from this many vectors on, a faiss IVF index (SQ8) answers queries; below, exact numpy
+ANN_NPROBE = 64
+
+
+def build_ann(vectors: np.ndarray, path: Path, nlist: int | None = None, seed: int = 0) -> dict:
+    """A faiss IVF index with 8-bit scalar quantisation (inner product) of ``vectors``, written to
+    ``path`` (memory-mapped when read).  ``nlist`` lists (default about 4 x sqrt(n)), trained on at
+    most 100k vectors chosen with ``seed``."""
+    import faiss
+
+    data = np.ascontiguousarray(vectors, dtype=np.float32)
+    n, dim = data.shape
+    nlist = nlist or max(1, min(int(4 * np.sqrt(n)), n // 39))
+    index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(dim), dim, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                          faiss.METRIC_INNER_PRODUCT)
+    rng = np.random.default_rng(seed)
+    train = data if n <= 100_000 else data[np.sort(rng.choice(n, 100_000, replace=False))]
+    index.cp.seed = seed
+    index.train(train)
+    for i in range(0, n, 200_000):
+        index.add(data[i : i + 200_000])
+    faiss.write_index(index, str(path))
+    return {"nlist": nlist, "vectors": n}
+
+
 def build_dense_index(store: Store, index_dir: Path, progress: Progress | None = None, encoder: str | None = None,
-                      query_encoder: str | None = None) -> dict:
+                      query_encoder: str | None = None, ann_min: int = ANN_MIN) -> dict:
     """Embed every question and answer of ``store`` with ``encoder`` (default
     :data:`mathsearch.encoders.DEFAULT_ENCODER`) into ``index_dir/dense``.
 
     ``query_encoder`` (e.g. ``minilm`` for a static student of MiniLM, which lives in its teacher's
     space) encodes the topics instead of ``encoder``; it is recorded and must have the same dimension.
+    From ``ann_min`` vectors on, a faiss IVF index is built beside the vectors (:func:`build_ann`).
     """
     from ..encoders import DEFAULT_ENCODER, check_encoder, encoder_info, load_encoder
 
@@ -75,6 +102,12 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     np.save(root / "question_ids.npy", np.asarray(q_ids, dtype=np.int64))
     np.save(root / "answers.npy", model.encode(a_texts, progress, "dense answers").astype(np.float16))
     np.save(root / "answer_ids.npy", np.asarray(a_ids, dtype=np.int64))
+    ann = {}
+    for part in ("answers", "questions"):
+        (root / f"{part}.ivf").unlink(missing_ok=True)
+        vectors = np.load(root / f"{part}.npy", mmap_mode="r")
+        if len(vectors) >= ann_min:
+            ann[part] = build_ann(vectors, root / f"{part}.ivf")
     info = model.info()
     if info.get("kind") == "static":
         # the index carries its encoder: queries never depend on a folder outside it
@@ -92,7 +125,7 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
         "query_encoder": ({k: asked.get(k) for k in ("name", "kind", "version", "dim", "fingerprint")}
                           if query_encoder else None),
         "model": info.get("config", {}).get("model", info.get("name")),
-        "dense_answers": len(a_ids), "dense_questions": len(q_ids),
+        "dense_answers": len(a_ids), "dense_questions": len(q_ids), "ann": ann,
     }
     (root / "manifest.json").write_text(json.dumps(meta, indent=1))
     return {"dense_answers": len(a_ids), "dense_questions": len(q_ids), "dense_encoder": str(info.get("name"))}
@@ -122,6 +155,7 @@ class DenseIndex:
         self.questions = np.load(root / "questions.npy", mmap_mode="r")
         self.question_ids = np.load(root / "question_ids.npy")
         self._model = None
+        self._ann: dict = {}
 
     @classmethod
     def open(cls, index_dir: str | Path, encoder: str | None = None) -> DenseIndex:
@@ -169,8 +203,32 @@ class DenseIndex:
             best = np.arange(len(scores))
         return {int(ids[i]): float(scores[i]) for i in best}
 
+    def ann(self, part: str):
+        """The faiss index of ``part`` (answers, questions), memory-mapped, or None (exact search)."""
+        if part not in self._ann:
+            path = self.root / f"{part}.ivf"
+            index = None
+            if path.is_file():
+                import faiss
+
+                index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+                index.nprobe = ANN_NPROBE
+            self._ann[part] = index
+        return self._ann[part]
+
+    @staticmethod
+    def _ann_top(index, ids: np.ndarray, vec: np.ndarray, limit: int) -> dict[int, float]:
+        scores, rows = index.search(np.ascontiguousarray(vec, dtype=np.float32)[None, :], limit)
+        return {int(ids[r]): float(s) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0}
+
     def search_answers(self, vec: np.ndarray, limit: int = 1000) -> dict[int, float]:
+        index = self.ann("answers")
+        if index is not None:
+            return self._ann_top(index, self.answer_ids, vec, limit)
         return self._top(self.answers, self.answer_ids, vec, limit)
 
     def search_questions(self, vec: np.ndarray, limit: int = 100) -> dict[int, float]:
+        index = self.ann("questions")
+        if index is not None:
+            return self._ann_top(index, self.question_ids, vec, limit)
         return self._top(self.questions, self.question_ids, vec, limit)
