@@ -1,0 +1,120 @@
+"""Task 3 results table on the sample collection (the development protocol), 2020 and 2021 topics.
+
+    python bench/task3_table.py --index INDEX_DIR [--system SPEC ...] [--cs] [--tokenizer regex|default]
+
+Each ``--system`` is a Task 3 spec (``extract``, ``first-hit``, ``extract:k=3``) or a Task 1 spec
+(``bm25-thread``, ``ours:dense=False``), which is read as the lab read Task 1 systems: its first
+hit cut to 1,200 characters (the issue's reference points).  Measures as
+``mathsearch eval --task 3 --sources --collection-only``: AR_src and P@1_src (the Task 1 grade
+of the main source; unjudged 0), LO (token F1, by default the math-aware regex tokens the
+reference points were measured with) and, with ``--cs``, CS against the other relevant answers of
+at most 1,200 characters.  Judgements of 2020 and 2021 only (the years tuned on); other years
+are refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mathsearch.evaluation.task3 import evaluate_sources
+from mathsearch.evaluation.tokenize import MathRegexTokenizer, default_tokenizer
+from mathsearch.readers.qrels import qrels_to_dict, read_qrels
+from mathsearch.readers.topics import read_topics
+from mathsearch.runs import write_task3_run, write_trec_run
+from mathsearch.systems import SearchContext, make_system, run_system, spec
+from mathsearch.systems.task3 import run_answers
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
+YEARS = ("2020", "2021")
+DEFAULT = ("bm25-thread", "ours:dense=False", "ours", "first-hit", "extract")
+MEASURES = ("AR_src", "P@1_src", "LO", "CS")
+
+
+def runs_for(ctx: SearchContext, names: list[str], year: str, folder: Path, data: Path = DATA) -> list[tuple[str, Path, float]]:
+    """One run file per system over the year's judged topics: (spec, path, seconds per topic)."""
+    present = ctx.store.answer_ids()
+    judged = {t for t, docs in qrels_to_dict(read_qrels(data / "qrels" / f"task1-{year}.tsv")).items()
+              if any(d in present for d in docs)}
+    topics = [t for t in read_topics(data / "topics" / f"task1-{year}.xml",
+                                     data / "topics" / "formulas" / f"formulas-{year}-latex.tsv") if t.topic_id in judged]
+    out = []
+    for i, name in enumerate(names):
+        system = make_system(name)
+        path = folder / f"{year}-{i}.tsv"
+        started = time.perf_counter()
+        if system.TASK == 3:
+            answers, _ = run_answers(system, ctx, topics)
+            write_task3_run(path, answers, on_invalid="raise")
+        else:
+            write_trec_run(path, run_system(system, ctx, topics, 10), lookup=ctx.store, on_invalid="raise")
+        out.append((spec(system), path, (time.perf_counter() - started) / max(len(topics), 1)))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--system", action="append", help="Task 3 or Task 1 spec (repeat); default: " + ", ".join(DEFAULT))
+    ap.add_argument("--years", default=",".join(YEARS))
+    ap.add_argument("--data", type=Path, default=DATA, help="The ARQMath data folder (topics, qrels).")
+    ap.add_argument("--cs", action="store_true", help="Also Contextual Similarity (loads a model).")
+    ap.add_argument("--tokenizer", choices=("regex", "default"), default="regex")
+    args = ap.parse_args(argv)
+    years = [y for y in args.years.split(",") if y]
+    if any(y not in YEARS for y in years):
+        print(f"only {', '.join(YEARS)} may be measured here (no other year's judgements are used)", file=sys.stderr)
+        return 2
+    ctx = SearchContext(args.index)
+    names = []
+    for name in args.system or DEFAULT:
+        system = make_system(name)
+        try:
+            ctx.require(("store", *system.needs())) if hasattr(system, "needs") else None
+        except Exception as exc:  # noqa: BLE001 - e.g. ours' dense signals on an index without vectors
+            print(f"skipping {name}: {exc}", file=sys.stderr)
+            continue
+        names.append(name)
+    tokenizer = MathRegexTokenizer() if args.tokenizer == "regex" else default_tokenizer()
+    similarity = None
+    if args.cs:
+        from mathsearch.evaluation.similarity import ContextualSimilarity
+
+        similarity = ContextualSimilarity()
+    present = ctx.store.answer_ids()
+
+    def text_of(doc: str) -> str | None:
+        post = ctx.store.post(doc)
+        return post.text if post is not None else None
+
+    results: dict[tuple[str, str], dict[str, float]] = {}
+    kinds: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="task3-table-") as tmp:
+        for year in years:
+            made = runs_for(ctx, names, year, Path(tmp), args.data)
+            report = evaluate_sources(args.data / "qrels" / f"task1-{year}.tsv", [p for _, p, _ in made], text_of, present,
+                                      tokenizer, similarity)
+            for (name, _, sec), result in zip(made, report.runs, strict=True):
+                results[(name, year)] = {**result.means, "ms": sec * 1000, "topics": result.topics}
+                kinds[name] = "Task 1 first hit, cut" if make_system(name).TASK == 1 else "Task 3"
+    measures = [m for m in MEASURES if m != "CS" or similarity is not None]
+    head = ["system", "kind", *[f"{y} {m}" for y in years for m in measures], "ms/topic"]
+    print(f"LO tokenizer: {tokenizer.name}" + (f"; CS model: {similarity.name}" if similarity else ""))
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for name in dict.fromkeys(n for n, _ in results):
+        row = [name, kinds[name]]
+        for y in years:
+            r = results[(name, y)]
+            row += [f"{r[m]:.3f}" for m in measures]
+        row.append(f"{sum(results[(name, y)]['ms'] for y in years) / len(years):.0f}")
+        print("| " + " | ".join(row) + " |")
+    print("topics: " + ", ".join(f"{y}: {results[(names[0], y)]['topics']}" for y in years))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
