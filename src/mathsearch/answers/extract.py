@@ -12,7 +12,7 @@ close to it, is worth more, and so is one that shares the question's words.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..text.analysis import formula_key, math_tokens, split_math, words
@@ -68,6 +68,7 @@ class Candidate:
     exact_formula: bool = False
     math_share: float = 0.0
     word_share: float = 0.0
+    dense: float | None = None  # cosine of the question's and the answer's vectors, where the index has them
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class ChoiceWeights:
     too_long: float = 0.1  # longer than the budget (it has to be cut)
     votes: float = 0.0  # log(1 + votes), where the collection has votes
     accepted: float = 0.0  # the accepted answer, where the collection says
+    dense: float = 0.0  # cosine similarity to the question, where the index has vectors
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,9 @@ class PieceWeights:
 
 
 def candidates(store, ranking: Sequence[tuple[str, float]], profile: QueryProfile, k: int,
-               accepted_ids: set[int] | None = None) -> list[Candidate]:
-    """The top ``k`` hits of ``ranking`` (``(id, score)`` in ranking order) read from the store."""
+               accepted_ids: set[int] | None = None, dense: Mapping[int, float] | None = None) -> list[Candidate]:
+    """The top ``k`` hits of ``ranking`` (``(id, score)`` in ranking order) read from the store;
+    ``dense``: the question's cosine similarity to answers, where known."""
     top = ranking[:k]
     if not top:
         return []
@@ -115,7 +118,8 @@ def candidates(store, ranking: Sequence[tuple[str, float]], profile: QueryProfil
         rel = score / first if first > 0 else (1.0 if rank == 0 else 0.0)
         accepted = (post.post_id in accepted_ids) if accepted_ids is not None else None
         out.append(Candidate(post.post_id, rank, rel, post.text, post.body, post.score, accepted, parts,
-                             exact, share, profile.word_match(post.text)))
+                             exact, share, profile.word_match(post.text),
+                             dense.get(post.post_id) if dense is not None else None))
     return out
 
 
@@ -129,6 +133,8 @@ def choice_score(c: Candidate, w: ChoiceWeights, budget: int = MAX_ANSWER_CHARS)
         s += w.votes * math.log1p(max(c.votes, 0))
     if c.accepted and w.accepted:
         s += w.accepted
+    if c.dense is not None and w.dense:
+        s += w.dense * c.dense
     return s
 
 

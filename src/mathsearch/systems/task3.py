@@ -86,6 +86,29 @@ def _accepted(ctx: SearchContext, ids: list[str]) -> set[int] | None:
     return set(accepted.values()) if accepted else None
 
 
+def _dense(ctx: SearchContext, query: SearchQuery, ids: list[str]) -> dict[int, float] | None:
+    """The question's cosine similarity to answers ``ids``, where the index has vectors (else None)."""
+    from ..indexes.dense import DenseIndex, query_passage
+
+    if not DenseIndex.exists(ctx.index_dir):
+        return None
+    dense = ctx.dense
+    rows = _part(ctx, "task3-dense-rows", lambda _: {int(a): i for i, a in enumerate(dense.answer_ids)})
+    cache = ctx.query_vectors  # shared with ours' dense signals: one encoding a question
+    key = query_passage(query.title, query.question)
+    if key not in cache:
+        if len(cache) >= 10_000:
+            cache.clear()
+        cache[key] = dense.encode(key)
+    vec = cache[key]
+    out = {}
+    for d in ids:
+        row = rows.get(int(d))
+        if row is not None:
+            out[int(d)] = float(dense.answers[row].astype("float32") @ vec.astype("float32"))
+    return out
+
+
 @register
 @dataclass(frozen=True)
 class FirstHit:
@@ -128,6 +151,7 @@ class Extract:
     too_long: float = 0.1
     votes: float = 0.0
     accepted: float = 0.0
+    dense: float = 0.0  # used where the index has vectors
     prefix: bool = False  # keep the longest opening that fits rather than the most useful pieces
     piece_formula: float = 1.0
     piece_exact: float = 1.0
@@ -140,7 +164,7 @@ class Extract:
     @property
     def choice(self) -> ChoiceWeights:
         return ChoiceWeights(self.k, self.retrieval, self.rank, self.formula, self.exact, self.words,
-                             self.too_long, self.votes, self.accepted)
+                             self.too_long, self.votes, self.accepted, self.dense)
 
     @property
     def piece_weights(self) -> PieceWeights:
@@ -150,7 +174,8 @@ class Extract:
         profile = QueryProfile.of(query.title, query.question)
         ranking = _ranking(ctx, self.base, query, self.k)
         accepted = _accepted(ctx, [d for d, _ in ranking]) if self.accepted and ranking else None
-        found = candidates(ctx.store, ranking, profile, self.k, accepted)
+        dense = _dense(ctx, query, [d for d, _ in ranking]) if self.dense and ranking else None
+        found = candidates(ctx.store, ranking, profile, self.k, accepted, dense)
         for best in choose(found, self.choice):
             text = extract(best, profile, self.piece_weights, MAX_ANSWER_CHARS, self.prefix)
             if text:
