@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -82,6 +83,32 @@ def _as_sent(exc: BaseException) -> BaseException:
         return MathsearchError(f"{type(exc).__name__}: {exc}")
 
 
+# Stopping signals wait while a child starts: SIGTERM or Ctrl-C handled in the middle of a start
+# would cut the child's start-up data short (it would die with a traceback); they are handled,
+# by the handler in place, as soon as the child has started.
+_STOPPING = (signal.SIGINT, signal.SIGTERM)
+
+
+def _start(proc: Any) -> None:
+    came: list[int] = []
+    try:
+        held = {s: signal.signal(s, lambda signum, _frame: came.append(signum)) for s in _STOPPING}
+    except ValueError:  # not the main thread: signals are not delivered here anyway
+        proc.start()
+        return
+    try:
+        proc.start()
+    finally:
+        for s, handler in held.items():
+            signal.signal(s, handler)
+        for signum in came[:1]:
+            handler = held[signum]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)
+
+
 def _child(step: Step, events: Any) -> None:
     """A step in a child process: its progress and its outcome travel back through ``events``."""
     try:
@@ -100,12 +127,7 @@ def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = 
     if len(steps) < 2 or context not in mp.get_all_start_methods():
         return {name: step(progress) for name, step in steps}
     ctx = mp.get_context(context)
-    children = []
-    for name, step in steps[1:]:  # started before this process opens anything the fork would copy
-        events = ctx.Queue()
-        proc = ctx.Process(target=_child, args=(step, events), name=f"mathsearch-{name}")
-        proc.start()
-        children.append((name, proc, events))
+    children: list[tuple[str, Any, Any]] = []
     outcome: dict[str, tuple[str, Any]] = {}
 
     def listen(name: str, proc: Any, events: Any) -> None:
@@ -122,19 +144,29 @@ def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = 
             else:
                 outcome[name] = (kind, payload)
 
-    listeners = [threading.Thread(target=listen, args=child, daemon=True) for child in children]
-    for t in listeners:
-        t.start()
     results: dict[str, Any] = {}
     try:
+        for name, step in steps[1:]:  # started before this process opens anything the fork would copy
+            events = ctx.Queue()
+            proc = ctx.Process(target=_child, args=(step, events), name=f"mathsearch-{name}")
+            children.append((name, proc, events))  # listed first: a stop during the start still stops it
+            _start(proc)
+        listeners = [threading.Thread(target=listen, args=child, daemon=True) for child in children]
+        for t in listeners:
+            t.start()
         name, step = steps[0]
         results[name] = step(progress)
         for t in listeners:
             t.join()
     finally:
         for name, proc, _ in children:
+            if proc.pid is None:
+                continue  # never started
             if proc.is_alive() and name not in outcome:
                 proc.terminate()
+                proc.join(1.0)
+                if proc.is_alive():  # it did not stop: it has nothing to clean up that we would keep
+                    proc.kill()
             proc.join()
     for name, _, _ in children:
         kind, payload = outcome[name]
