@@ -34,7 +34,7 @@ MAX_REPLY_BYTES = 1 << 20  # a reply larger than this is refused, not read into 
 SYSTEM_PROMPT = (
     "You answer mathematics questions as a concise, self-contained answer of at most {budget} "
     "characters. Write plain text with LaTeX between $...$ (inline) or $$...$$ (displayed); no HTML, "
-    "no Markdown headings. Use the numbered passages when they help and cite each one you use as "
+    "no Markdown headings. Use the passages (each labelled [answer:ID]) when they help and cite each one you use as "
     "[answer:ID] right after the sentence that uses it."
 )
 

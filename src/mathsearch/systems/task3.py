@@ -142,13 +142,13 @@ class Extract:
     DESCRIPTION = "the best of the top k answers for the question's words and math, its most useful sentences"
     ANS_TYPE = "extract"
     base: str = ""
-    k: int = 5
+    k: int = 2
     retrieval: float = 1.0
     rank: float = 0.01
-    formula: float = 0.05
+    formula: float = 0.0
     exact: float = 0.0
-    words: float = 0.2
-    too_long: float = 0.1
+    words: float = 0.1
+    too_long: float = 0.05
     votes: float = 0.0
     accepted: float = 0.0
     dense: float = 0.0  # used where the index has vectors
