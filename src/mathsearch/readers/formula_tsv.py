@@ -15,6 +15,7 @@ import csv
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..records import FormulaKind, FormulaRecord, ReadReport, TopicFormula
@@ -38,6 +39,21 @@ def _opt_int(value: str) -> int | None:
 _KINDS = {k.value: k for k in FormulaKind} | {"body": FormulaKind.QUESTION}
 
 
+def _rows(reader: Any, path: Path, report: ReadReport, malformed: str) -> Iterator[list[str]]:
+    """The non-blank rows of a csv reader; a line csv cannot parse is reported (``reader.line_num``
+    is the line of the row last given)."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            report.skip(malformed, f"{path}:{reader.line_num} ({exc})")
+            continue
+        if row and row != [""]:
+            yield row
+
+
 def iter_formula_tsv(path: str | Path, report: ReadReport | None = None) -> Iterator[FormulaRecord]:
     """Formula instances of a collection formula TSV (LaTeX, SLT or OPT file)."""
     path = Path(path)
@@ -45,16 +61,7 @@ def iter_formula_tsv(path: str | Path, report: ReadReport | None = None) -> Iter
     with _open_tsv(path) as fh:
         reader = csv.reader(fh, delimiter="\t")
         nine: bool | None = None
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                report.skip("malformed TSV line", f"{path}:{reader.line_num} ({exc})")
-                continue
-            if not row or row == [""]:
-                continue
+        for row in _rows(reader, path, report, "malformed TSV line"):
             if nine is None:
                 nine = len(row) == 9
                 if row[0].strip().lower() == "id" and len(row) > 3 and row[1].strip().lower() == "post_id":
@@ -95,17 +102,8 @@ def read_topic_formulas(path: str | Path, report: ReadReport | None = None) -> l
     out: list[TopicFormula] = []
     with _open_tsv(path) as fh:
         reader = csv.reader(fh, delimiter="\t")
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                report.skip("malformed topic formula line", f"{path}:{reader.line_num} ({exc})")
-                continue
+        for row in _rows(reader, path, report, "malformed topic formula line"):
             line = reader.line_num
-            if not row or row == [""]:
-                continue
             if row[0].strip().lower() == "id" and len(row) > 1 and row[1].strip().lower() == "topic_id":
                 continue
             if len(row) != 5:
