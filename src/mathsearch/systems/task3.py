@@ -6,8 +6,10 @@ build on a Task 1 ranking (``base``: a Task 1 spec, with ``;`` between its param
 separates ours; empty: ``ours`` as the index allows, see :func:`~.ours.default_spec`):
 
 * ``first-hit``: the first hit, its longest opening that fits (cut between sentences);
-* ``extract``: the best of the top ``k`` answers by retrieval score, the question's math and words
-  and, where known, votes and the accepted flag; when longer than the budget, its most useful
+* ``extract``: the best of the top ``k`` answers by retrieval score, rank, length, the question's
+  math and words and, where known, dense similarity, votes and the accepted flag (weights tuned on
+  2020 and 2021 with ``ours``; the formula, votes, accepted and dense weights came out 0 on the
+  sample, which has no votes nor accepted flags); when longer than the budget, its most useful
   sentences, displayed equations, items and code blocks (:mod:`mathsearch.answers.extract`);
 * ``generate``: retrieval-augmented generation through an OpenAI-compatible endpoint (URL and
   model as parameters or from the environment; the key only from the environment, so that it
