@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         label = encoder.info().get("name", name) + (f" (topics by {query_name})" if query_name else "")
         rows.append((label, rate, scores))
         print(f"  {name}: {rate:,.1f} posts/s/core", file=sys.stderr, flush=True)
-    head = ["encoder", "posts/s/core", "2.4M posts, 2 cores"]
+    head = ["encoder", "posts per CPU s (1 thread)", "2.4M posts, 2 cores"]
     for y in years:
         head += [f"{y} nDCG@10", f"{y} nDCG'"]
     print("| " + " | ".join(head) + " |")
