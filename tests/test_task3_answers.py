@@ -142,6 +142,15 @@ def test_extract_sources_are_real_answer_posts_of_the_index(sample_index, topics
         assert not Counter(mine[0].split()) - Counter(theirs[0].split() + ["-", "…"])
 
 
+def test_base_ranking_spec():
+    from mathsearch.systems.task3 import base_spec
+
+    assert base_spec("ours:dense=False;config=x.toml") == "ours:dense=False,config=x.toml"
+    assert base_spec("ours;dense=False") == "ours:dense=False" and base_spec("bm25-thread") == "bm25-thread"
+    system = make_system("extract:base=ours;dense=False,k=3")
+    assert system.base == "ours;dense=False" and system.k == 3 and "store" in system.needs()
+
+
 def test_run_task3_and_check(sample_index, tmp_path):
     topics = tmp_path / "topics.xml"
     src = (TOPICS / "task1-2020.xml").read_text(encoding="utf-8")

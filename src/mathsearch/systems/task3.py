@@ -55,13 +55,23 @@ def _part(ctx: SearchContext, key: str, factory: Callable[[Path], Any]) -> Any:
     return parts[key]
 
 
+def base_spec(base: str) -> str:
+    """The Task 1 spec a ``base`` parameter names: ``;`` stands for ``,`` (``ours:dense=False;config=F``),
+    and a first ``;`` before any ``:`` for the ``:`` (``ours;dense=False``)."""
+    spec_ = base.replace(";", ",")
+    name, colon, _ = spec_.partition(":")
+    if not colon and "," in spec_:
+        spec_ = spec_.replace(",", ":", 1)
+    return spec_
+
+
 def base_system(ctx: SearchContext, base: str):
     """The Task 1 system a Task 3 system draws from (made once per context)."""
 
     def make(index_dir):
         from .ours import default_spec
 
-        name = base.replace(";", ",") if base else default_spec(index_dir)
+        name = base_spec(base) if base else default_spec(index_dir)
         system = make_system(name)
         if system.TASK != 1:
             raise InputError(f"base system {name} answers task {system.TASK}, not task 1")
@@ -73,7 +83,7 @@ def base_system(ctx: SearchContext, base: str):
 def _base_needs(base: str) -> tuple[str, ...]:
     if not base:
         return DEFAULT_BASE_NEEDS
-    return tuple(dict.fromkeys(("store", *needs_of(make_system(base.replace(";", ","))))))
+    return tuple(dict.fromkeys(("store", *needs_of(make_system(base_spec(base))))))
 
 
 def _ranking(ctx: SearchContext, base: str, query: SearchQuery, k: int) -> list[tuple[str, float]]:
