@@ -113,6 +113,26 @@ def test_index_may_record_minilm_as_its_query_encoder(tiny, tmp_path):
     assert not np.allclose(dense.encode(text), StaticEncoder.load(folder).encode([text])[0], atol=1e-2)
 
 
+def test_index_command_takes_the_encoder_and_the_query_encoder(tiny, tmp_path):
+    from typer.testing import CliRunner
+
+    from mathsearch.cli import app
+
+    _, folder, _ = tiny
+    dump = make_dump(tmp_path / "dump")
+    built = CliRunner().invoke(app, ["index", str(dump), "--index", str(tmp_path / "idx"), "--json",
+                                     "--encoder", str(folder), "--query-encoder", "minilm"])
+    assert built.exit_code in (0, 1), built.output  # the dump holds one bad row on purpose
+    counts = json.loads(built.stdout.strip().splitlines()[-1])
+    assert counts["dense_answers"] == 7 and "dense_seconds" in counts
+    manifest = json.loads((tmp_path / "idx" / "dense" / "manifest.json").read_text())
+    assert manifest["encoder"]["name"] == "tiny" and manifest["query_encoder"]["name"] == "minilm"
+    refused = CliRunner().invoke(app, ["index", str(dump), "--index", str(tmp_path / "other"),
+                                       "--encoder", str(folder), "--query-encoder", "no-such"])
+    assert refused.exit_code == 2 and "unknown encoder 'no-such'" in refused.output
+    assert not (tmp_path / "other").exists()
+
+
 def test_ann_index_finds_what_exact_search_finds_on_the_sample(tiny, tmp_path):
     """recall@1000 of the faiss IVF-SQ8 index (as built for full size) against exact search, the
     sample's 3,395 answers and the 2020 topics (vectors by the tiny encoder: recall, not relevance)."""

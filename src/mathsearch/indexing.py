@@ -35,11 +35,12 @@ def _text_step(building: Path, progress: Progress | None) -> dict:
         return build_text_indexes(store, building, progress)
 
 
-def _dense_step(building: Path, progress: Progress | None, encoder: str | None = None) -> dict:
+def _dense_step(building: Path, progress: Progress | None, encoder: str | None = None,
+                query_encoder: str | None = None) -> dict:
     from .indexes.dense import build_dense_index
 
     with Store.open(building) as store:
-        return build_dense_index(store, building, progress, encoder=encoder)
+        return build_dense_index(store, building, progress, encoder=encoder, query_encoder=query_encoder)
 
 
 def _formula_step(building: Path, progress: Progress | None) -> dict:
@@ -85,7 +86,7 @@ class IndexCounts(IngestCounts):
     cleaned: list[tuple[str, int]] = field(default_factory=list)
 
 
-def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None) -> None:
+def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None, query_encoder: str | None = None) -> None:
     """Fail before any work when an optional step is unknown or cannot run (its encoder unknown,
     its extras missing): an hour's build must not end in an import error."""
     for name in optional:
@@ -96,22 +97,25 @@ def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None) 
 
         try:
             check_encoder(encoder or DEFAULT_ENCODER)
+            if query_encoder:
+                check_encoder(query_encoder)
         except InputError as exc:
             raise InputError(f"--dense: {exc} (nothing was built)") from None
 
 
 def build_index(
     collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False,
-    optional: tuple[str, ...] = (), encoder: str | None = None,
+    optional: tuple[str, ...] = (), encoder: str | None = None, query_encoder: str | None = None,
 ) -> IndexCounts:
     """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
     unless ``store_only``, and the ``optional`` ones named (``("dense",)``, its vectors made by
-    ``encoder``, default :data:`mathsearch.encoders.DEFAULT_ENCODER`)."""
+    ``encoder``, default :data:`mathsearch.encoders.DEFAULT_ENCODER`; topics encoded by
+    ``query_encoder`` when given, e.g. ``minilm`` for a static student of MiniLM)."""
     started = time.perf_counter()
     files = detect_collection(collection_dir)
     # Every check that can fail comes before the work, and nothing the user made is ever replaced.
     check_index_target(index_dir, files.root)
-    check_optional_steps(optional, encoder)
+    check_optional_steps(optional, encoder, query_encoder)
     cleaned = [(str(path), size) for path, size in clean_stale_builds(index_dir)]
     with atomic_directory(index_dir) as building:
         store_counts = build_store(files, building, progress)
@@ -125,7 +129,9 @@ def build_index(
             counts.indexes.update(_run_steps(INDEX_STEPS, building, progress))
             # Optional steps (dense vectors) use every core themselves: one after the other.
             for name in optional:
-                step = partial(OPTIONAL_STEPS[name], encoder=encoder) if name == "dense" else OPTIONAL_STEPS[name]
+                step = OPTIONAL_STEPS[name]
+                if name == "dense":
+                    step = partial(step, encoder=encoder, query_encoder=query_encoder)
                 counts.indexes.update(_run_steps([(name, step)], building, progress))
         counts.total_seconds = round(time.perf_counter() - started, 2)
         check_index_target(index_dir, files.root)  # again: the folder may have changed during the build

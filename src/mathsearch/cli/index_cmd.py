@@ -29,6 +29,8 @@ def index(
     dense: bool = typer.Option(False, "--dense", help="Also embed posts for dense retrieval (see --encoder)."),
     encoder: str | None = typer.Option(None, "--encoder", help="Encoder of the dense vectors (implies --dense): "
                                        "minilm (default), static-minilm, or a trained encoder's name or folder."),
+    query_encoder: str | None = typer.Option(None, "--query-encoder", help="Encoder of the topics when not --encoder "
+                                             "(minilm for a static encoder trained with MiniLM as teacher)."),
 ) -> None:
     """Read a collection into INDEX_DIR; print what was read and what was skipped."""
     console = make_console(stderr=True)  # one line a message when piped
@@ -44,7 +46,8 @@ def index(
             bar.update(tasks[stage], completed=min(done, total))
 
         counts = build_index(collection, index_dir, progress, store_only=store_only,
-                             optional=("dense",) if dense or encoder else (), encoder=encoder)
+                             optional=("dense",) if dense or encoder or query_encoder else (), encoder=encoder,
+                             query_encoder=query_encoder)
     for folder, size in counts.cleaned:
         console.print(f"removed {folder} ({size / 2**20:,.1f} MiB), left by a build that did not finish",
                       highlight=False, soft_wrap=True)
