@@ -30,7 +30,7 @@ TOPIC_FILES = {1: TOPICS / "task1-2021.xml", 2: TOPICS / "task2-2021.xml"}
 
 BUILD = """
 import json, resource, sys, time
-from mathsearch.indexing import build_index
+from mathsearch.indexes.build import build_index
 t, c = time.perf_counter(), time.process_time()
 counts = build_index(sys.argv[1], sys.argv[2])
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -15,8 +15,8 @@ from mathsearch.encoders import check_encoder, encoder_info, load_encoder
 from mathsearch.encoders.static import StaticEncoder
 from mathsearch.encoders.train import TrainConfig, train
 from mathsearch.errors import InputError
+from mathsearch.indexes.build import build_index
 from mathsearch.indexes.dense import ANN_NPROBE, DenseIndex, build_ann, build_dense_index
-from mathsearch.indexing import build_index
 from mathsearch.readers.arqmath import iter_posts
 from mathsearch.readers.topics import read_topics
 from mathsearch.store import Store

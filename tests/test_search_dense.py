@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from mathsearch.cli import app
 from mathsearch.errors import InputError
+from mathsearch.indexes.build import build_index
 from mathsearch.indexes.dense import DenseIndex
-from mathsearch.indexing import build_index
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from mathsearch.cli import app
 from mathsearch.errors import InputError
-from mathsearch.indexing import build_index
+from mathsearch.indexes.build import build_index
 from mathsearch.records import Topic
 from mathsearch.systems import SearchContext, SearchQuery, make_system, run_rankings, spec, system_names
 from mathsearch.text import analysis as ta

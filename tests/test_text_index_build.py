@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import COLLECTION, TOPICS
 
+from mathsearch.indexes.build import build_index
 from mathsearch.indexes.documents import QueryBags, QuestionBags, answer_fields, field_texts
 from mathsearch.indexes.text_index import Clause, TextIndex, _analysed, _jobs, build_text_indexes
-from mathsearch.indexing import build_index
 from mathsearch.readers.dollar_math import find_math
 from mathsearch.readers.topics import read_topics
 from mathsearch.store import Store

@@ -14,7 +14,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from ..indexing import build_index
+from ..indexes.build import build_index
 from ._common import console as make_console
 from ._common import friendly_errors, print_json
 

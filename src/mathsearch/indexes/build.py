@@ -1,4 +1,4 @@
-"""Build everything under an INDEX_DIR from a collection folder, atomically.
+"""Build everything under an INDEX_DIR from a collection folder, atomically (``mathsearch index``).
 
 First the collection store, then each search index step of :data:`INDEX_STEPS`, all into the
 same temporary folder, which replaces INDEX_DIR only when every step has finished.  The search
@@ -15,13 +15,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .indexes.directory import check_index_target, write_manifest
-from .parallel import side_by_side
-from .readers.collection import detect_collection
-from .store import IngestCounts, Store, atomic_directory, build_store
-from .store.atomic import clean_stale_builds
-from .store.build import Progress
+from ..errors import InputError
+from ..parallel import side_by_side
+from ..readers.collection import detect_collection
+from ..store import IngestCounts, Store, atomic_directory, build_store
+from ..store.atomic import clean_stale_builds
+from ..store.build import Progress
+from .directory import check_index_target, write_manifest
 
 # A step: (name, function(index_dir_being_built, progress) -> dict of counts); it opens the
 # freshly built store from that folder itself.
@@ -29,7 +29,7 @@ IndexStep = Callable[[Path, Progress | None], dict]
 
 
 def _text_step(building: Path, progress: Progress | None) -> dict:
-    from .indexes.text_index import build_text_indexes
+    from .text_index import build_text_indexes
 
     with Store.open(building) as store:
         return build_text_indexes(store, building, progress)
@@ -37,14 +37,14 @@ def _text_step(building: Path, progress: Progress | None) -> dict:
 
 def _dense_step(building: Path, progress: Progress | None, encoder: str | None = None,
                 query_encoder: str | None = None) -> dict:
-    from .indexes.dense import build_dense_index
+    from .dense import build_dense_index
 
     with Store.open(building) as store:
         return build_dense_index(store, building, progress, encoder=encoder, query_encoder=query_encoder)
 
 
 def _formula_step(building: Path, progress: Progress | None) -> dict:
-    from .indexes.formula import build_formula_index
+    from .formula import build_formula_index
 
     with Store.open(building) as store:
         return build_formula_index(store, building, progress)
@@ -93,7 +93,7 @@ def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None, 
         if name not in OPTIONAL_STEPS:
             raise InputError(f"unknown optional index step {name!r}; known: {', '.join(OPTIONAL_STEPS)}")
     if "dense" in optional:
-        from .encoders import DEFAULT_ENCODER, check_encoder
+        from ..encoders import DEFAULT_ENCODER, check_encoder
 
         try:
             check_encoder(encoder or DEFAULT_ENCODER)
