@@ -31,14 +31,22 @@ for system in formula tangent-s-formula; do
     --formulas "$DATA/topics/formulas/formulas-$YEAR-latex.tsv" --out "$OUT/mathsearch-task2-${system//-/_}-auto-math-A.tsv"
 done
 
+echo "== 3b. Task 3 answers (at most 1,200 characters each, with their sources) on the $YEAR topics"
+mathsearch run --index index --task 3 --system extract --topics "$DATA/topics/task1-$YEAR.xml" \
+  --formulas "$DATA/topics/formulas/formulas-$YEAR-latex.tsv" --out "$OUT/mathsearch-task3-extract-auto-both-A.tsv"
+
 if [ -f "$DATA/qrels/task1-$YEAR.tsv" ]; then
   echo "== 4. evaluation on the indexed collection (judgements restricted to it; nDCG@10 counts unjudged as non-relevant)"
   mathsearch eval --task 1 --qrels "$DATA/qrels/task1-$YEAR.tsv" --index index --collection-only "$OUT"/mathsearch-task1-*.tsv
   mathsearch eval --task 2 --qrels "$DATA/qrels/task2-$YEAR.tsv" --index index --collection-only "$OUT"/mathsearch-task2-*.tsv
+  # Task 3 on the Task 1 judgements (the development protocol: the grade of each answer's main source)
+  mathsearch eval --task 3 --sources --tokenizer regex --qrels "$DATA/qrels/task1-$YEAR.tsv" --index index \
+    --collection-only "$OUT"/mathsearch-task3-*.tsv
 else
   echo "== 4. no judgements for $YEAR here: runs written to $OUT, not evaluated"
 fi
 
-echo "== 5. a search"
+echo "== 5. a search, and an answer"
 mathsearch search --index index 'Why does the harmonic series $\sum_{n=1}^{\infty}\frac{1}{n}$ diverge?' --top 3
+mathsearch answer --index index 'Why does the harmonic series $\sum_{n=1}^{\infty}\frac{1}{n}$ diverge?'
 mathsearch search --index index --task 2 '$\sum_{n=1}^{\infty}\frac{1}{n^2}$' --top 5
