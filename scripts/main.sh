@@ -33,7 +33,7 @@ done
 
 echo "== 3b. Task 3 answers (at most 1,200 characters each, with their sources) on the $YEAR topics"
 mathsearch run --index index --task 3 --system extract --topics "$DATA/topics/task1-$YEAR.xml" \
-  --formulas "$DATA/topics/formulas/formulas-$YEAR-latex.tsv" --out "$OUT/mathsearch-task3-extract-auto-both-A.tsv"
+  --formulas "$DATA/topics/formulas/formulas-$YEAR-latex.tsv" --out "$OUT/mathsearch-task3-extract-auto-both-extract-A.tsv"
 
 if [ -f "$DATA/qrels/task1-$YEAR.tsv" ]; then
   echo "== 4. evaluation on the indexed collection (judgements restricted to it; nDCG@10 counts unjudged as non-relevant)"
