@@ -131,6 +131,13 @@ def test_index_command_takes_the_encoder_and_the_query_encoder(tiny, tmp_path):
                                        "--encoder", str(folder), "--query-encoder", "no-such"])
     assert refused.exit_code == 2 and "unknown encoder 'no-such'" in refused.output
     assert not (tmp_path / "other").exists()
+    small = tmp_path / "e8"
+    small.mkdir()
+    (small / "encoder.json").write_text('{"kind": "static", "name": "e8", "dim": 8}')
+    mismatched = CliRunner().invoke(app, ["index", str(dump), "--index", str(tmp_path / "other"),
+                                          "--encoder", str(folder), "--query-encoder", str(small)])
+    assert mismatched.exit_code == 2 and "8-dimensional" in mismatched.output  # said before any embedding
+    assert not (tmp_path / "other").exists()
 
 
 def test_ann_index_finds_what_exact_search_finds_on_the_sample(tiny, tmp_path):

@@ -53,7 +53,7 @@ NEEDS = {
 EXTRAS_HINT = "pip install 'mathsearch[dense]'"
 
 __all__ = [
-    "BUILTIN", "DEFAULT_ENCODER", "Encoder", "MINILM", "STATIC_MINILM", "check_encoder", "encoder_home",
+    "BUILTIN", "DEFAULT_ENCODER", "Encoder", "MINILM", "STATIC_MINILM", "check_encoder", "check_encoders", "encoder_home",
     "encoder_info", "load_encoder", "resolve",
 ]
 
@@ -99,6 +99,18 @@ def check_encoder(name: str) -> None:
         raise InputError(
             f"encoder {name!r} needs the 'dense' extras ({', '.join(missing)} not installed): {EXTRAS_HINT}."
         )
+
+
+def check_encoders(encoder: str, query_encoder: str | None = None) -> None:
+    """:func:`check_encoder` for both, and the query encoder's vectors comparable with the encoder's
+    (the same dimension): all said before a build embeds anything."""
+    check_encoder(encoder)
+    if query_encoder:
+        check_encoder(query_encoder)
+        asked, made = encoder_info(query_encoder), encoder_info(encoder)
+        if int(asked.get("dim", 0)) != int(made.get("dim", -1)):
+            raise InputError(f"query encoder {query_encoder!r} makes {asked.get('dim')}-dimensional vectors, "
+                             f"encoder {encoder!r} {made.get('dim')}: they cannot be compared.")
 
 
 def encoder_info(name: str) -> dict[str, Any]:

@@ -93,12 +93,10 @@ def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None, 
         if name not in OPTIONAL_STEPS:
             raise InputError(f"unknown optional index step {name!r}; known: {', '.join(OPTIONAL_STEPS)}")
     if "dense" in optional:
-        from ..encoders import DEFAULT_ENCODER, check_encoder
+        from ..encoders import DEFAULT_ENCODER, check_encoders
 
         try:
-            check_encoder(encoder or DEFAULT_ENCODER)
-            if query_encoder:
-                check_encoder(query_encoder)
+            check_encoders(encoder or DEFAULT_ENCODER, query_encoder)
         except InputError as exc:
             raise InputError(f"--dense: {exc} (nothing was built)") from None
 

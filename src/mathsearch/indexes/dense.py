@@ -26,7 +26,6 @@ from ..store import Store
 
 DENSE_DIR = "dense"
 ENCODER_DIR = "encoder"
-MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_CHARS = 1200  # MiniLM reads 256 word pieces; more text only costs time
 Progress = Callable[[str, int, int], None]
 
@@ -78,12 +77,11 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     space) encodes the topics instead of ``encoder``; it is recorded and must have the same dimension.
     From ``ann_min`` vectors on, a faiss IVF index is built beside the vectors (:func:`build_ann`).
     """
-    from ..encoders import DEFAULT_ENCODER, check_encoder, encoder_info, load_encoder
+    from ..encoders import DEFAULT_ENCODER, check_encoders, encoder_info, load_encoder
 
     name = encoder or DEFAULT_ENCODER
-    check_encoder(name)
-    if query_encoder:
-        check_encoder(query_encoder)
+    check_encoders(name, query_encoder)  # before any post is embedded: at full size that is the long part
+    asked = encoder_info(query_encoder) if query_encoder else None
     root = Path(index_dir) / DENSE_DIR
     root.mkdir(parents=True, exist_ok=True)
     model = load_encoder(name)
@@ -114,15 +112,10 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
             shutil.rmtree(root / ENCODER_DIR)
         model.save(root / ENCODER_DIR)
         info = json.loads((root / ENCODER_DIR / "encoder.json").read_text())
-    if query_encoder:
-        asked = encoder_info(query_encoder)
-        if int(asked.get("dim", 0)) != int(info.get("dim", -1)):
-            raise InputError(f"query encoder {query_encoder!r} makes {asked.get('dim')}-dimensional vectors, "
-                             f"encoder {name!r} {info.get('dim')}: they cannot be compared.")
     meta = {
         "encoder": {k: info.get(k) for k in ("name", "kind", "version", "dim", "fingerprint", "trained_on")},
         "query_encoder": ({k: asked.get(k) for k in ("name", "kind", "version", "dim", "fingerprint")}
-                          if query_encoder else None),
+                          if asked is not None else None),
         "model": info.get("config", {}).get("model", info.get("name")),
         "dense_answers": len(a_ids), "dense_questions": len(q_ids), "ann": ann,
     }
