@@ -148,6 +148,7 @@ class DenseIndex:
         self.question_ids = np.load(root / "question_ids.npy")
         self._model = None
         self._ann: dict = {}
+        self._answer_row: dict[int, int] | None = None
 
     @classmethod
     def open(cls, index_dir: str | Path, encoder: str | None = None) -> DenseIndex:
@@ -212,6 +213,17 @@ class DenseIndex:
     def _ann_top(index, ids: np.ndarray, vec: np.ndarray, limit: int) -> dict[int, float]:
         scores, rows = index.search(np.ascontiguousarray(vec, dtype=np.float32)[None, :], limit)
         return {int(ids[r]): float(s) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0}
+
+    def score_answers(self, vec: np.ndarray, answer_ids: list[int]) -> dict[int, float]:
+        """Cosine of ``vec`` to each of ``answer_ids`` that has a vector."""
+        if self._answer_row is None:  # built once, on first use: a dict over every answer
+            self._answer_row = {int(a): i for i, a in enumerate(self.answer_ids.tolist())}
+        out = {}
+        for a in answer_ids:
+            row = self._answer_row.get(a)
+            if row is not None:
+                out[a] = float(self.answers[row].astype(np.float32) @ vec.astype(np.float32))
+        return out
 
     def search_answers(self, vec: np.ndarray, limit: int = 1000) -> dict[int, float]:
         index = self.ann("answers")

@@ -69,7 +69,7 @@ def linked_scores(ctx: SearchContext, questions: Mapping[int, float], decay: flo
     return out
 
 
-def _query_vector(ctx: SearchContext, query: SearchQuery):
+def query_vector(ctx: SearchContext, query: SearchQuery):
     from ..indexes.dense import query_passage
 
     # One embedding per query text, shared by the dense signals and kept for the context's life
@@ -84,11 +84,11 @@ def _query_vector(ctx: SearchContext, query: SearchQuery):
 
 
 def dense_answers(ctx: SearchContext, query: SearchQuery, limit: int) -> dict[int, float]:
-    return ctx.dense.search_answers(_query_vector(ctx, query), limit)
+    return ctx.dense.search_answers(query_vector(ctx, query), limit)
 
 
 def dense_questions(ctx: SearchContext, query: SearchQuery, limit: int) -> dict[int, float]:
-    return ctx.dense.search_questions(_query_vector(ctx, query), limit)
+    return ctx.dense.search_questions(query_vector(ctx, query), limit)
 
 
 # -- the registry of signal kinds ------------------------------------------------------------------

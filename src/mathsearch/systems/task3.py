@@ -19,11 +19,7 @@ separates ours; empty: ``ours`` as the index allows, see :func:`~.ours.default_s
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-from weakref import WeakKeyDictionary
 
 from ..answers import NO_ANSWER, Answer
 from ..answers.extract import (
@@ -44,17 +40,6 @@ DEFAULT_SYSTEM = "extract"  # what `mathsearch answer` and `run --task 3` run un
 DEFAULT_BASE_NEEDS = ("store", "text", "formula")  # ours:dense=False; dense vectors used when present
 
 
-_PARTS: WeakKeyDictionary = WeakKeyDictionary()  # per context: the base systems and endpoints made
-
-
-def _part(ctx: SearchContext, key: str, factory: Callable[[Path], Any]) -> Any:
-    """What ``factory(index_dir)`` makes, once per context and key."""
-    parts = _PARTS.setdefault(ctx, {})
-    if key not in parts:
-        parts[key] = factory(ctx.index_dir)
-    return parts[key]
-
-
 def base_spec(base: str) -> str:
     """The Task 1 spec a ``base`` parameter names: ``;`` stands for ``,`` (``ours:dense=False;config=F``),
     and a first ``;`` before any ``:`` for the ``:`` (``ours;dense=False``)."""
@@ -66,18 +51,14 @@ def base_spec(base: str) -> str:
 
 
 def base_system(ctx: SearchContext, base: str):
-    """The Task 1 system a Task 3 system draws from (made once per context)."""
+    """The Task 1 system a Task 3 system draws from (a frozen value: cheap to make per query)."""
+    from .ours import default_spec
 
-    def make(index_dir):
-        from .ours import default_spec
-
-        name = base_spec(base) if base else default_spec(index_dir)
-        system = make_system(name)
-        if system.TASK != 1:
-            raise InputError(f"base system {name} answers task {system.TASK}, not task 1")
-        return system
-
-    return _part(ctx, f"task3-base:{base}", make)
+    name = base_spec(base) if base else default_spec(ctx.index_dir)
+    system = make_system(name)
+    if system.TASK != 1:
+        raise InputError(f"base system {name} answers task {system.TASK}, not task 1")
+    return system
 
 
 def _base_needs(base: str) -> tuple[str, ...]:
@@ -100,25 +81,11 @@ def _accepted(ctx: SearchContext, ids: list[str]) -> set[int] | None:
 
 def _dense(ctx: SearchContext, query: SearchQuery, ids: list[str]) -> dict[int, float] | None:
     """The question's cosine similarity to answers ``ids``, where the index has vectors (else None)."""
-    from ..indexes.dense import DenseIndex, query_passage
+    from .signals import query_vector
 
-    if not DenseIndex.exists(ctx.index_dir):
+    if not ctx.has("dense"):
         return None
-    dense = ctx.dense
-    rows = _part(ctx, "task3-dense-rows", lambda _: {int(a): i for i, a in enumerate(dense.answer_ids)})
-    cache = ctx.query_vectors  # shared with ours' dense signals: one encoding a question
-    key = query_passage(query.title, query.question)
-    if key not in cache:
-        if len(cache) >= 10_000:
-            cache.clear()
-        cache[key] = dense.encode(key)
-    vec = cache[key]
-    out = {}
-    for d in ids:
-        row = rows.get(int(d))
-        if row is not None:
-            out[int(d)] = float(dense.answers[row].astype("float32") @ vec.astype("float32"))
-    return out
+    return ctx.dense.score_answers(query_vector(ctx, query), [int(d) for d in ids])
 
 
 @register
@@ -241,7 +208,7 @@ class Generate:
         fallback = extractive.answer(ctx, query)
         passages = extractive.passages(ctx, query, self.passages, self.passage_chars)
         try:
-            endpoint = _part(ctx, f"task3-endpoint:{spec(self)}", lambda _: self.endpoint())
+            endpoint = self.endpoint()
             made = generate(endpoint, query.title, query.question, passages, MAX_ANSWER_CHARS,
                             self.retries, self.temperature, self.max_tokens)
         except GenerationError as exc:
