@@ -59,20 +59,10 @@ class TrainConfig:
 
 def posts_of(store) -> tuple[list[int], list[str], dict[int, int]]:
     """``(post ids, passages, answer id -> question id)`` as the dense index embeds them."""
-    from ..indexes.dense import passage
+    from ..indexes.dense import post_passages
 
-    titles: dict[int, str] = {}
-    ids, texts = [], []
-    for q in store.iter_posts(1):
-        titles[q.post_id] = q.title or ""
-        ids.append(q.post_id)
-        texts.append(passage(q.title, q.text))
-    parent: dict[int, int] = {}
-    for a in store.iter_answers():
-        ids.append(a.post_id)
-        texts.append(passage(titles.get(a.thread_id), a.text))
-        parent[a.post_id] = a.thread_id
-    return ids, texts, parent
+    q_ids, q_texts, a_ids, a_texts, parent = post_passages(store)
+    return q_ids + a_ids, q_texts + a_texts, parent
 
 
 def latex_vocabulary(texts: list[str], size: int, min_count: int) -> list[str]:

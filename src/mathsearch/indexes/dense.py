@@ -40,6 +40,23 @@ def query_passage(title: str, question: str) -> str:
     return passage(title, question)
 
 
+def post_passages(store: Store) -> tuple[list[int], list[str], list[int], list[str], dict[int, int]]:
+    """What the dense index embeds: ``(question ids, their passages, answer ids, their passages
+    (with the question's title), answer id -> question id)``."""
+    titles: dict[int, str] = {}
+    q_ids, q_texts = [], []
+    for q in store.iter_posts(1):
+        titles[q.post_id] = q.title or ""
+        q_ids.append(q.post_id)
+        q_texts.append(passage(q.title, q.text))
+    a_ids, a_texts, parent = [], [], {}
+    for a in store.iter_answers():
+        a_ids.append(a.post_id)
+        a_texts.append(passage(titles.get(a.thread_id), a.text))
+        parent[a.post_id] = a.thread_id
+    return q_ids, q_texts, a_ids, a_texts, parent
+
+
 def _fingerprint(info: dict) -> str:
     return str(info.get("fingerprint") or f"{info.get('name')}/v{info.get('version')}")
 
@@ -85,16 +102,7 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     root = Path(index_dir) / DENSE_DIR
     root.mkdir(parents=True, exist_ok=True)
     model = load_encoder(name)
-    titles: dict[int, str] = {}
-    q_ids, q_texts = [], []
-    for q in store.iter_posts(1):
-        titles[q.post_id] = q.title or ""
-        q_ids.append(q.post_id)
-        q_texts.append(passage(q.title, q.text))
-    a_ids, a_texts = [], []
-    for a in store.iter_answers():
-        a_ids.append(a.post_id)
-        a_texts.append(passage(titles.get(a.thread_id), a.text))
+    q_ids, q_texts, a_ids, a_texts, _ = post_passages(store)
     np.save(root / "questions.npy", model.encode(q_texts, progress, "dense questions").astype(np.float16))
     np.save(root / "question_ids.npy", np.asarray(q_ids, dtype=np.int64))
     np.save(root / "answers.npy", model.encode(a_texts, progress, "dense answers").astype(np.float16))
