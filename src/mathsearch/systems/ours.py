@@ -120,15 +120,23 @@ CONFIG_BY_ENCODER_KIND = {"minilm": DEFAULT_CONFIG, "static": "ours_static.toml"
 
 def packaged_config_for(index_dir: str | Path) -> str:
     """The packaged config ``ours`` uses on ``index_dir`` (see :data:`CONFIG_BY_ENCODER_KIND`)."""
-    from ..indexes.dense import DENSE_DIR, DenseIndex
+    from ..indexes.dense import DENSE_DIR
 
-    if not DenseIndex.exists(index_dir):
+    manifest = Path(index_dir) / DENSE_DIR / "manifest.json"
+    try:
+        stamp = manifest.stat().st_mtime_ns
+    except OSError:
         return LEXICAL_CONFIG
+    return CONFIG_BY_ENCODER_KIND.get(_encoder_kind(str(manifest), stamp), DEFAULT_CONFIG)
+
+
+@lru_cache(maxsize=64)
+def _encoder_kind(manifest: str, stamp: int) -> str:
+    """The kind of encoder a dense manifest names, read once per version of the file (ours asks
+    every query, and a server's index may be rebuilt under it)."""
     import json
 
-    manifest = json.loads((Path(index_dir) / DENSE_DIR / "manifest.json").read_text())
-    kind = (manifest.get("encoder") or {}).get("kind", "minilm")
-    return CONFIG_BY_ENCODER_KIND.get(kind, DEFAULT_CONFIG)
+    return str((json.loads(Path(manifest).read_text()).get("encoder") or {}).get("kind", "minilm"))
 
 
 @register
