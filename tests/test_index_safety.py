@@ -139,6 +139,9 @@ def test_dense_without_its_extras_fails_before_any_work(tmp_path, monkeypatch):
     unknown = _index(COLLECTION, tmp_path / "idx", "--encoder", "no-such-encoder")
     assert unknown.exit_code == 2 and "unknown encoder 'no-such-encoder'" in unknown.output
     assert list(tmp_path.iterdir()) == []
+    empty = _index(COLLECTION, tmp_path / "idx", "--encoder", "")  # not silently "no vectors"
+    assert empty.exit_code == 2 and "encoder name is empty" in empty.output
+    assert list(tmp_path.iterdir()) == []
 
 
 def _start_build(target: Path) -> subprocess.Popen:

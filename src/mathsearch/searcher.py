@@ -81,7 +81,8 @@ class Searcher:
     def system_for(self, task: int, system: str | None = None) -> str:
         """The spec to run: ``system`` checked against ``task``, or the task's default."""
         if task not in (1, 2):
-            raise InputError(f"--task must be 1 or 2, not {task}")
+            hint = " (a Task 3 answer: `mathsearch answer`)" if task == 3 else ""
+            raise InputError(f"--task must be 1 or 2, not {task}{hint}")
         name = system or (default_spec(self.index_dir) if task == 1 else DEFAULT_SYSTEM[task])
         cls = system_class(name.partition(":")[0])
         if cls.TASK != task:

@@ -46,7 +46,8 @@ def index(
             bar.update(tasks[stage], completed=min(done, total))
 
         counts = build_index(collection, index_dir, progress, store_only=store_only,
-                             optional=("dense",) if dense or encoder or query_encoder else (), encoder=encoder,
+                             optional=("dense",) if dense or encoder is not None or query_encoder is not None else (),
+                             encoder=encoder,
                              query_encoder=query_encoder)
     for folder, size in counts.cleaned:
         console.print(f"removed {folder} ({size / 2**20:,.1f} MiB), left by a build that did not finish",

@@ -105,7 +105,7 @@ def check_encoders(encoder: str, query_encoder: str | None = None) -> None:
     """:func:`check_encoder` for both, and the query encoder's vectors comparable with the encoder's
     (the same dimension): all said before a build embeds anything."""
     check_encoder(encoder)
-    if query_encoder:
+    if query_encoder is not None:
         check_encoder(query_encoder)
         asked, made = encoder_info(query_encoder), encoder_info(encoder)
         if int(asked.get("dim", 0)) != int(made.get("dim", -1)):

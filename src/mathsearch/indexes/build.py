@@ -96,7 +96,7 @@ def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None, 
         from ..encoders import DEFAULT_ENCODER, check_encoders
 
         try:
-            check_encoders(encoder or DEFAULT_ENCODER, query_encoder)
+            check_encoders(DEFAULT_ENCODER if encoder is None else encoder, query_encoder)
         except InputError as exc:
             raise InputError(f"--dense: {exc} (nothing was built)") from None
 
