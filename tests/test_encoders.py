@@ -140,6 +140,21 @@ def test_index_command_takes_the_encoder_and_the_query_encoder(tiny, tmp_path):
     assert not (tmp_path / "other").exists()
 
 
+def test_train_command_refuses_a_place_that_is_not_for_an_encoder(tiny, tmp_path):
+    from typer.testing import CliRunner
+
+    from mathsearch.cli import app
+
+    index, _, _ = tiny
+    (tmp_path / "thesis.tex").write_text("mine")
+    (tmp_path / "afile").write_text("mine")
+    for out, words in ((tmp_path, "not an encoder's"), (tmp_path / "afile", "is a file")):
+        result = CliRunner().invoke(app, ["train-encoder", "--index", str(index), "--name", "x", "--out", str(out)])
+        assert result.exit_code == 2 and words in result.output, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "thesis.tex"]
+    assert (tmp_path / "thesis.tex").read_text() == "mine" and (tmp_path / "afile").read_text() == "mine"
+
+
 def test_ann_index_finds_what_exact_search_finds_on_the_sample(tiny, tmp_path):
     """recall@1000 of the faiss IVF-SQ8 index (as built for full size) against exact search, the
     sample's 3,395 answers and the 2020 topics (vectors by the tiny encoder: recall, not relevance)."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import InputError
 from ._common import friendly_errors, print_json
 
 
@@ -26,6 +27,14 @@ def train_encoder(
     from ..store import Store
 
     target = out or encoder_home() / name
+    # Checked before training (minutes to hours): an encoder folder is written file by file, so a
+    # folder of other files, or a file, is no place for one.
+    if target.exists() and not target.is_dir():
+        raise InputError(f"--out {target} is a file, not a folder for an encoder.")
+    if target.is_dir() and any(target.iterdir()) and not (target / "encoder.json").is_file():
+        raise InputError(f"{target} holds files that are not an encoder's: choose a new or empty folder (nothing was changed).")
+    if epochs < 1 or teacher_budget < 1:
+        raise InputError("--epochs and --teacher-budget must be at least 1.")
     config = TrainConfig(seed=seed, epochs=epochs, teacher_budget=teacher_budget, latex_vocab=latex_vocab,
                          contrastive=contrastive)
     with Store.open(index_dir) as store:
