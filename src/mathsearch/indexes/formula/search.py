@@ -190,16 +190,17 @@ class FormulaIndex:
 
     def _first_hit_positions(self, docs: np.ndarray) -> np.ndarray:
         """Per visual formula, the position of its first question/answer instance (-1 if none)."""
+        fids = np.asarray(self.first_hit[docs])
+        lo = np.asarray(self.inst_ptr[docs])
+        has = fids >= 0
         out = np.full(len(docs), -1, dtype=np.int64)
-        for i, d in enumerate(docs.tolist()):
-            fid = int(self.first_hit[d])
-            if fid < 0:
-                continue
-            lo, hi = int(self.inst_ptr[d]), int(self.inst_ptr[d + 1])
-            at = lo
-            while at < hi and int(self.inst_formula[at]) != fid:  # nearly always the first one
-                at += 1
-            out[i] = at if at < hi else -1
+        first = np.zeros(len(docs), dtype=bool)  # nearly always the first instance: one gather
+        first[has] = np.asarray(self.inst_formula[lo[has]]) == fids[has]
+        out[first] = lo[first]
+        for i in np.flatnonzero(has & ~first).tolist():  # a comment came first: look in the slice
+            d = int(docs[i])
+            hit = np.flatnonzero(np.asarray(self.inst_formula[self.instances(d)]) == fids[i])
+            out[i] = int(lo[i]) + int(hit[0]) if len(hit) else -1
         return out
 
     def _boosted_positions(self, docs: np.ndarray, threads: np.ndarray, boosts: np.ndarray,
