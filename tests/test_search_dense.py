@@ -53,3 +53,34 @@ def test_dense_signal_without_dense_index_says_how_to_build_it(tmp_path):
     assert lexical and lexical == ranking(root / "index", "ours:dense=False", "primes")
     assert not (root / "index" / "dense").exists()
     assert json.loads((root / "index" / "text" / "manifest.json").read_text())["text_answers"] == 7
+
+
+def test_query_is_encoded_on_the_worker_while_lexical_signals_run(dense_tiny, tmp_path):
+    import threading
+
+    from mathsearch.systems import SearchContext, SearchQuery, make_system
+    from mathsearch.systems.ours import combine, ours_config
+
+    ctx = SearchContext(dense_tiny)
+    query = SearchQuery.from_text("Do the prime numbers go on forever?")
+    direct = ctx.dense.encode("Do the prime numbers go on forever?")
+    seen: list[str] = []
+    encode = ctx.dense.encode
+
+    def spy(text: str):
+        seen.append(threading.current_thread().name)
+        return encode(text)
+
+    ctx.dense.encode = spy
+    config = tmp_path / "both.toml"
+    config.write_text('[signals.b]\nkind = "bm25"\nweight = 1.0\nfields = { "words->body" = 1.0 }\n'
+                      '[signals.d]\nkind = "dense"\nweight = 1.0\nlimit = 3\n')
+    fused = combine(ctx, query, ours_config(str(config)))
+    assert seen and all(name.startswith("mathsearch-query-encoder") for name in seen)
+    assert not ctx.pending_vectors  # the dense signal collected what the worker made
+    (vector,) = ctx.query_vectors.values()
+    assert (abs(vector - direct) < 1e-5).all()
+    assert fused and len(seen) == 1
+    # a second search of the same text reuses the vector: nothing more is encoded
+    make_system(f"ours:config={config}").search(ctx, query, 10)
+    assert len(seen) == 1

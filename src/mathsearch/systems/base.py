@@ -10,7 +10,9 @@ tags and on the command line, and :func:`make_system` turns a spec back into the
 from __future__ import annotations
 
 import dataclasses
+import os
 import typing
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -64,6 +66,17 @@ class SearchContext(IndexDirectory):
     def __init__(self, index_dir: str | Path):
         super().__init__(index_dir)
         self.query_vectors: dict[str, Any] = {}
+        self.pending_vectors: dict[str, Future] = {}  # query vectors being encoded on the worker
+        self._worker: ThreadPoolExecutor | None = None
+        self._worker_pid = 0
+
+    def worker(self) -> ThreadPoolExecutor:
+        """One thread that encodes query vectors while the caller computes lexical signals."""
+        if self._worker is None or self._worker_pid != os.getpid():  # a forked child has no such thread
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mathsearch-query-encoder")
+            self._worker_pid = os.getpid()
+            self.pending_vectors.clear()
+        return self._worker
 
 
 def needs_of(system: Any) -> tuple[str, ...]:

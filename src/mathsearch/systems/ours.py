@@ -95,6 +95,8 @@ def _as_config(config: OursConfig | Mapping[str, Any]) -> OursConfig:
 def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping[str, Any]) -> dict[int, float]:
     """All weighted signals of ``config`` fused into one ``{answer id: score}``."""
     config = _as_config(config)
+    if any(kind in DENSE_KINDS and sig.weight > 0 for _, kind, sig in config.signals):
+        signals.prefetch_query_vector(ctx, query)  # encoded on a worker while the lexical signals run
     questions: dict[int, float] | None = None
 
     def similar() -> dict[int, float]:
