@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .ranking import Ranking
+from .readers.dollar_math import find_math
 from .systems import SearchContext, SearchQuery, make_system, needs_of, spec, system_class, system_names
 from .systems.ours import default_spec
 from .systems.runner import top
@@ -24,14 +25,45 @@ MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet 
 MAX_MATCHED = 10  # matched formulae listed per hit
 
 
-def snippet(text: str, words: set[str], width: int = 200) -> str:
-    """The stretch of ``text`` around the first query word it holds, on one line."""
+LONG_FORMULA = 200  # characters: a longer formula stands in a snippet as "[formula, N characters]"
+
+
+def snippet(text: str, words: set[str], width: int = 200, anchor: str | None = None) -> str:
+    """The stretch of ``text`` around the formula ``anchor`` (``$anchor$`` in the text) or else the
+    first query word it holds, on one line, cut between words and never inside a formula.
+
+    A formula crossing an end of the stretch is kept whole when it is at most ``width`` characters,
+    else left out; a formula of more than LONG_FORMULA characters inside it stands as
+    ``[formula, N characters]``, so a 1 MB formula never makes a 1 MB snippet.
+    """
     flat = " ".join(text.split())
     low = flat.lower()
-    at = min((i for w in words if len(w) > 2 and (i := low.find(w)) >= 0), default=0)
+    at = flat.find(f"${' '.join(anchor.split())}$") if anchor else -1
+    if at < 0:
+        at = min((i for w in words if len(w) > 2 and (i := low.find(w)) >= 0), default=0)
     start = max(0, at - width // 3)
-    piece = flat[start : start + width]
-    return ("..." if start else "") + piece + ("..." if start + width < len(flat) else "")
+    if start and flat[start - 1] != " ":  # begin at a word
+        nxt = flat.find(" ", start)
+        start = nxt + 1 if 0 <= nxt < at else start
+    end = min(len(flat), start + width)
+    if end < len(flat) and flat[end] != " ":  # end after a word
+        prev = flat.rfind(" ", start, end)
+        end = prev if prev > start else end
+    spans = find_math(flat, is_html=False) if "$" in flat else []
+    for s, e, _ in spans:
+        if s < start < e:
+            start = s if e - s <= width else e
+        if s < end < e:
+            end = e if e - s <= width else s
+    end = max(end, start)
+    pieces, pos = [], start
+    for s, e, _ in spans:
+        if s >= start and e <= end and e - s - 2 > LONG_FORMULA:
+            pieces.append(flat[pos:s] + f"[formula, {e - s - 2:,} characters]")
+            pos = e
+    pieces.append(flat[pos:end])
+    piece = "".join(pieces).strip()
+    return ("..." if start else "") + piece + ("..." if end < len(flat) else "")
 
 
 def cap(text: str, width: int = MAX_SHOWN) -> tuple[str, bool]:
@@ -58,6 +90,7 @@ class SearchHit:
     matched_formulae: list[str]  # at most MAX_MATCHED, each cut at MAX_SHOWN characters
     matched_total: int
     cut: list[str]  # the fields shortened: "thread_title", "matched_formulae"
+    visual_id: str | None = None  # Task 2: the formula's visual id (instances that look the same share it)
 
 
 @dataclass(frozen=True)
@@ -133,11 +166,14 @@ class Searcher:
         query_keys = {formula_key(latex) for latex in split_math(query)[1]} if task == 1 else set()
         hits = []
         for rank, hit_id in enumerate(ranking.ordered(), 1):
+            anchor = None
             if task == 2:
                 f = store.formula(hit_id)
                 post = store.post(ranking.post_of(hit_id) or (f.post_id if f else -1))
                 matched = [f.latex] if f else []
+                anchor = f.latex if f and len(f.latex) <= MAX_SHOWN else None
             else:
+                f = None
                 post = store.post(hit_id)
                 matched = []
                 if post is not None:
@@ -154,9 +190,31 @@ class Searcher:
                 cut.append("matched_formulae")
             hits.append(SearchHit(
                 rank, _number(hit_id), post.post_id if post else None, ranking[hit_id], title,
-                snippet(post.text, words) if post else "", [m for m, _ in shown], len(matched), cut,
+                snippet(post.text, words, anchor=anchor) if post else "", [m for m, _ in shown], len(matched), cut,
+                f.visual_id if f else None,
             ))
         return hits
+
+
+@dataclass(frozen=True)
+class FormulaGroup:
+    """Task 2 hits that look the same (one visual id, or one formula instance where the collection
+    has no visual ids), in rank order: the best one's rank, score and LaTeX stand for the group."""
+
+    visual_id: str | None
+    rank: int
+    score: float
+    latex: str
+    hits: list[SearchHit]
+
+
+def group_by_visual_id(hits: list[SearchHit]) -> list[FormulaGroup]:
+    """Task 2 hits grouped by visual id, groups in the order of their best hit."""
+    groups: dict[object, list[SearchHit]] = {}
+    for h in sorted(hits, key=lambda h: h.rank):
+        groups.setdefault(h.visual_id if h.visual_id is not None else ("id", h.id), []).append(h)
+    return [FormulaGroup(g[0].visual_id, g[0].rank, g[0].score, g[0].matched_formulae[0] if g[0].matched_formulae else "", g)
+            for g in groups.values()]
 
 
 @dataclass(frozen=True)

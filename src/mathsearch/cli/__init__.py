@@ -53,6 +53,7 @@ def _register_commands() -> None:
     formula_cmd.register(app)
     __import__(f"{__name__}.train_cmd", fromlist=["register"]).register(app)  # mathsearch train-encoder
     __import__(f"{__name__}.answer_cmd", fromlist=["register"]).register(app)  # mathsearch answer (Task 3)
+    __import__(f"{__name__}.serve_cmd", fromlist=["register"]).register(app)  # mathsearch serve (web page, API)
 
 
 _register_commands()

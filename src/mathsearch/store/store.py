@@ -233,6 +233,12 @@ class Store:
         sql = "SELECT formula_id, visual_id FROM formulas WHERE formula_id IN ({ids})"
         return {str(fid): vid for fid, vid in self._rows_in(sql, formula_ids)}
 
+    def formulas_with_visual_id(self, visual_id: str, limit: int = 100) -> list[StoredFormula]:
+        """At most ``limit`` instances of one visual id, by formula id (the visual id is indexed)."""
+        rows = self.db.execute(f"SELECT {_FORMULA_COLS} FROM formulas WHERE visual_id=? ORDER BY formula_id LIMIT ?",
+                               (visual_id, int(limit)))
+        return [StoredFormula(*r) for r in rows]
+
     def formulas_of(self, post_id: int) -> list[StoredFormula]:
         rows = self.db.execute(f"SELECT {_FORMULA_COLS} FROM formulas WHERE post_id=? ORDER BY formula_id", (post_id,))
         return [StoredFormula(*r) for r in rows]

@@ -1,0 +1,427 @@
+"""The FastAPI application of ``mathsearch serve``: pages and JSON API over one INDEX_DIR.
+
+    create_app(index_dir, pool_db=None) -> FastAPI
+
+Pages: ``/?q=...&task=1|2|3&page=N`` (search), ``/thread/{post_id}``, ``/formula?latex=...`` (or
+``?id=``).  API (schema at ``/openapi.json``, browsable at ``/docs``): ``/api/search``,
+``/api/thread/{post_id}``, ``/api/formula``, ``/health``.  With ``pool_db`` the assessment pages
+of :mod:`mathsearch.web.assess` are mounted too.
+
+Every input is bounded (query length, page, page size, post id, formula length) and refused with
+a 4xx that says which bound; a query is given :data:`TIME_BUDGET` seconds and searches run one at
+a time (one Searcher, one set of open indexes, shared by every request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Path as PathParam
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, Field
+
+from ..browse import MAX_LATEX, formula_view, thread_of
+from ..errors import InputError, MathsearchError
+from ..searcher import Searcher, group_by_visual_id
+from .render import (
+    SETUP_COMMAND,
+    STATIC_DIR,
+    TEMPLATES_DIR,
+    formula_html,
+    katex_missing,
+    latex_code,
+    marks_of,
+    post_html,
+    text_html,
+)
+
+MAX_QUERY = 1000  # characters of a query
+MAX_PAGE = 20
+MAX_SIZE = 50  # hits a page
+DEFAULT_SIZE = 10
+MAX_POST_ID = 2**62  # SQLite integers are 64-bit
+TIME_BUDGET = 20.0  # seconds a query may take, waiting for its turn included
+TASKS = ((1, "Answers (Task 1)"), (2, "Formulae (Task 2)"), (3, "One answer (Task 3)"))
+PLACEHOLDER = {1: "How do I show $\\sum 1/n$ diverges?", 2: "$x^2+y^2=z^2$", 3: "Why is $e^{i\\pi}=-1$?"}
+
+SECURITY_HEADERS = {
+    # No inline script and nothing from elsewhere: a script that slipped past nh3 would still not run.
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                               "img-src 'self' data: http: https:; font-src 'self' data:; object-src 'none'; "
+                               "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+# -- API models (the OpenAPI schema) ---------------------------------------------------------------
+class Hit(BaseModel):
+    rank: int
+    id: int | str = Field(description="The answer (Task 1) or formula instance (Task 2).")
+    post_id: int | None
+    score: float
+    thread_title: str | None
+    snippet: str = Field(description="Plain text with $LaTeX$, never cut inside a formula.")
+    matched_formulae: list[str]
+    matched_total: int
+    cut: list[str]
+    visual_id: str | None = None
+
+
+class Group(BaseModel):
+    visual_id: str | None
+    rank: int
+    score: float
+    latex: str
+    hits: list[Hit]
+
+
+class Source(BaseModel):
+    post_id: int
+    thread_id: int | None
+    thread_title: str | None
+
+
+class Answer(BaseModel):
+    text: str
+    system: str
+    mode: str
+    sources: list[Source]
+
+
+class SearchOut(BaseModel):
+    query: str
+    task: int
+    system: str
+    page: int
+    size: int
+    hits: list[Hit]
+    groups: list[Group] | None = Field(None, description="Task 2: the page's hits grouped by visual id.")
+    answer: Answer | None = Field(None, description="Task 3: one answer with its sources.")
+    next_page: int | None
+
+
+class Comment(BaseModel):
+    comment_id: int
+    text: str
+
+
+class PostOut(BaseModel):
+    post_id: int
+    post_type: int
+    score: int | None
+    tags: list[str]
+    body_html: str = Field(description="The post's HTML sanitised by nh3, formulae as <span class=\"tex\">.")
+    text: str
+    comments: list[Comment]
+
+
+class LinkOut(BaseModel):
+    thread_id: int
+    title: str | None
+
+
+class ThreadOut(BaseModel):
+    thread_id: int
+    title: str | None
+    question: PostOut | None
+    answers: list[PostOut]
+    duplicates: list[LinkOut]
+    related: list[LinkOut]
+
+
+class Instance(BaseModel):
+    formula_id: int
+    post_id: int
+    thread_id: int
+    kind: str
+    latex: str
+    thread_title: str | None
+
+
+class FormulaOut(BaseModel):
+    latex: str
+    visual_id: str | None
+    representations: dict[str, Any]
+    instances: list[Instance]
+
+
+class Health(BaseModel):
+    status: str
+    index: str
+    counts: dict[str, Any]
+
+
+class Problem(BaseModel):
+    detail: str
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": Problem}, 404: {"model": Problem}, 503: {"model": Problem}}
+
+
+# -- the application -----------------------------------------------------------------------------
+class _Service:
+    """One Searcher for the whole server; calls run one at a time in a worker thread, each within
+    the time budget (the indexes and the SQLite connection are shared, not made for threads)."""
+
+    def __init__(self, index_dir: Path, budget: float):
+        self.searcher = Searcher(index_dir)
+        self.lock = threading.Lock()
+        self.budget = budget
+
+    async def call(self, fn, *args, **kwargs):
+        def locked():
+            with self.lock:
+                return fn(*args, **kwargs)
+
+        try:
+            return await asyncio.wait_for(run_in_threadpool(locked), self.budget)
+        except TimeoutError:
+            raise HTTPException(503, f"the query took longer than its {self.budget:g} s budget; "
+                                     "try fewer words or a shorter formula.") from None
+
+
+def _search(service: _Service, q: str, task: int, page: int, size: int) -> dict:
+    """The one search call under both the page and the API: hits of one page, Task 2's groups,
+    Task 3's answer."""
+    s = service.searcher
+    if task == 3:
+        made = s.answer(q)
+        return {"query": q, "task": 3, "system": made.system, "page": 1, "size": size, "hits": [], "groups": None,
+                "answer": {"text": made.text, "system": made.system, "mode": made.mode,
+                           "sources": [asdict(x) for x in made.sources]}, "next_page": None}
+    result = s.search(q, task, k=page * size)
+    hits = result.hits[(page - 1) * size : page * size]
+    more = len(result.hits) == page * size and page < MAX_PAGE
+    groups = [asdict(g) for g in group_by_visual_id(hits)] if task == 2 else None
+    return {"query": q, "task": task, "system": result.system, "page": page, "size": size,
+            "hits": [asdict(h) for h in hits], "groups": groups, "answer": None,
+            "next_page": page + 1 if more else None}
+
+
+def _thread_json(t) -> dict:
+    def post(p) -> dict:
+        return {"post_id": p.post.post_id, "post_type": p.post.post_type, "score": p.post.score,
+                "tags": list(p.post.tags), "body_html": str(post_html(p.post.body)), "text": p.post.text,
+                "comments": [{"comment_id": c, "text": text} for c, text in p.comments]}
+
+    return {"thread_id": t.thread_id, "title": t.title, "question": post(t.question) if t.question else None,
+            "answers": [post(a) for a in t.answers],
+            "duplicates": [asdict(x) for x in t.duplicates], "related": [asdict(x) for x in t.related]}
+
+
+def _formula_json(v) -> dict:
+    return {"latex": v.latex, "visual_id": v.visual_id, "representations": v.representations,
+            "instances": [{"formula_id": f.formula_id, "post_id": f.post_id, "thread_id": f.thread_id, "kind": f.kind,
+                           "latex": f.latex, "thread_title": v.titles.get(f.thread_id)} for f in v.instances]}
+
+
+def _href(path: str, **params: Any) -> str:
+    kept = {k: v for k, v in params.items() if v not in (None, "")}
+    return path + ("?" + urlencode(kept) if kept else "")
+
+
+def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = TIME_BUDGET) -> FastAPI:
+    """The application over ``index_dir`` (opened on the first search); with ``pool_db`` the
+    assessment pages too.  Refuses to start without KaTeX, naming the set-up command."""
+    index_dir = Path(index_dir)
+    missing = katex_missing()
+    if missing:
+        raise InputError(f"KaTeX is not installed for the page ({', '.join(missing)} missing under "
+                         f"{STATIC_DIR / 'katex'}): run `{SETUP_COMMAND}`.")
+    service = _Service(index_dir, budget)
+    service.searcher.ctx.store  # noqa: B018  (a folder that is no index is refused now, not at the first query)
+    app = FastAPI(title="mathsearch", version="1", description=(
+        "Math-aware search over an ARQMath / Math Stack Exchange collection: answers (Task 1), formulae "
+        "(Task 2), one answer with its sources (Task 3). Queries are text with $LaTeX$ formulae."))
+    app.state.service = service
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next):
+        response = await call_next(request)
+        for k, v in SECURITY_HEADERS.items():
+            response.headers.setdefault(k, v)
+        return response
+
+    @app.exception_handler(MathsearchError)
+    async def clear_error(request: Request, exc: MathsearchError):
+        return JSONResponse({"detail": str(exc)}, status_code=404 if "not in the collection" in str(exc) else 400)
+
+    # -- JSON API ------------------------------------------------------------------------------
+    @app.get("/health", response_model=Health, tags=["api"])
+    async def health() -> dict:
+        """The server is up; what its index holds."""
+        counts = await service.call(lambda: service.searcher.ctx.store.counts())
+        return {"status": "ok", "index": str(index_dir), "counts": counts}
+
+    @app.get("/api/search", response_model=SearchOut, responses=ERRORS, tags=["api"])
+    async def api_search(
+        q: str = Query(..., min_length=1, max_length=MAX_QUERY, description="Text with $LaTeX$ formulae."),
+        task: int = Query(1, ge=1, le=3, description="1: answers, 2: formula instances, 3: one answer."),
+        page: int = Query(1, ge=1, le=MAX_PAGE),
+        size: int = Query(DEFAULT_SIZE, ge=1, le=MAX_SIZE, description="Hits a page."),
+    ) -> dict:
+        """One page of hits (Task 1, 2) or one answer with its sources (Task 3)."""
+        return await service.call(_search, service, q, task, page, size)
+
+    @app.get("/api/thread/{post_id}", response_model=ThreadOut, responses=ERRORS, tags=["api"])
+    async def api_thread(post_id: int = PathParam(..., ge=0, le=MAX_POST_ID)) -> dict:
+        """The thread holding a post (question or answer): every post, sanitised, and its comments."""
+        return _thread_json(await service.call(thread_of, service.searcher, post_id))
+
+    @app.get("/api/formula", response_model=FormulaOut, responses=ERRORS, tags=["api"])
+    async def api_formula(
+        latex: str | None = Query(None, min_length=1, max_length=MAX_LATEX, description="LaTeX without $."),
+        id: int | None = Query(None, ge=0, le=MAX_POST_ID, description="A formula instance of the collection."),
+    ) -> dict:
+        """Every representation of a formula and its visually identical instances."""
+        if latex is None and id is None:
+            raise HTTPException(400, "give latex=... or id=...")
+        return _formula_json(await service.call(formula_view, service.searcher, latex, id))
+
+    # -- pages ---------------------------------------------------------------------------------
+    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, ctx, status_code=status)
+
+    def bounded(value: str, name: str, low: int, high: int, default: int) -> int:
+        if value == "":
+            return default
+        if not value.isdigit() or not low <= int(value) <= high:
+            raise InputError(f"{name} must be a whole number from {low} to {high}, not {value[:20]!r}.")
+        return int(value)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def search_page(request: Request, q: str = "", task: str = "1", page_no: str = Query("", alias="page")):
+        ctx: dict[str, Any] = {"q": q, "task": 1, "tasks": TASKS, "max_query": MAX_QUERY, "page": 1,
+                               "placeholder": PLACEHOLDER[1]}
+        try:
+            ctx["task"] = t = bounded(task, "task", 1, 3, 1)
+            ctx["placeholder"] = PLACEHOLDER[t]
+            ctx["page"] = n = bounded(page_no, "page", 1, MAX_PAGE, 1)
+            if len(q) > MAX_QUERY:
+                raise InputError(f"the query has {len(q):,} characters; at most {MAX_QUERY:,} are searched.")
+            if not q.strip():
+                return page(request, "search.html", **ctx)
+            found = await service.call(_search, service, q, t, n, DEFAULT_SIZE)
+        except (MathsearchError, HTTPException) as exc:
+            ctx["error"] = str(getattr(exc, "detail", exc))
+            return page(request, "search.html", 400 if isinstance(exc, MathsearchError) else exc.status_code, **ctx)
+        return page(request, "search.html", **ctx, **_search_view(found, q, t, n))
+
+    @app.get("/thread/{post_id}", response_class=HTMLResponse, include_in_schema=False)
+    async def thread_page(request: Request, post_id: str, q: str = "", fid: str = "", task: str = ""):
+        try:
+            pid = bounded(post_id, "the post id", 0, MAX_POST_ID, 0)
+            t = await service.call(thread_of, service.searcher, pid)
+        except MathsearchError as exc:
+            return page(request, "search.html", 404, q="", task=1, tasks=TASKS, max_query=MAX_QUERY,
+                        placeholder=PLACEHOLDER[1], error=str(exc))
+        marks = marks_of(q[:MAX_QUERY])
+        marked: set[int] = set()
+        if fid.isdigit():  # a Task 2 hit: mark its formula and every instance that looks the same
+            vid = next((f.visual_id for p in _posts(t) for f in p.formulas if str(f.formula_id) == fid), None)
+            marked = {f.formula_id for p in _posts(t) for f in p.formulas
+                      if str(f.formula_id) == fid or (vid is not None and f.visual_id == vid)}
+
+        def post(p) -> dict:
+            return {"post_id": p.post.post_id, "score": p.post.score, "tags": p.post.tags,
+                    "body_html": post_html(p.post.body, marks, marked),
+                    "comments": [{"comment_id": c, "html": text_html(text, marks)} for c, text in p.comments]}
+
+        title = t.title or f"Thread {t.thread_id}"
+        return page(request, "thread.html", title_text=title, title_html=text_html(title, marks),
+                    question=post(t.question) if t.question else None, answers=[post(a) for a in t.answers],
+                    duplicates=[_link(x) for x in t.duplicates], related=[_link(x) for x in t.related],
+                    back_href=_href("/", q=q, task=task) if q else None)
+
+    @app.get("/formula", response_class=HTMLResponse, include_in_schema=False)
+    async def formula_page(request: Request, latex: str = "", id: str = ""):
+        ctx: dict[str, Any] = {"latex": latex, "max_latex": MAX_LATEX}
+        if not latex.strip() and not id:
+            return page(request, "formula.html", **ctx)
+        try:
+            fid = bounded(id, "the formula id", 0, MAX_POST_ID, 0) if id else None
+            v = await service.call(formula_view, service.searcher, latex if fid is None else None, fid)
+        except (MathsearchError, HTTPException) as exc:
+            ctx["error"] = str(getattr(exc, "detail", exc))
+            return page(request, "formula.html", 400, **ctx)
+        reps = [(k, _shown(val)) for k, val in v.representations.items() if k not in ("slt_tree", "opt_tree", "latex")]
+        instances = [{"formula_id": f.formula_id, "kind": f.kind, "formula_html": formula_html(f.latex),
+                      "href": _href(f"/thread/{f.post_id}", fid=f.formula_id) + f"#p{f.post_id}",
+                      "title_html": text_html(v.titles.get(f.thread_id) or f"thread {f.thread_id}")}
+                     for f in v.instances]
+        ctx.update(latex=v.latex, view=v, formula_html=formula_html(v.latex, display=True), reps=reps,
+                   instances=instances, search_q=f"${v.latex}$")
+        return page(request, "formula.html", **ctx)
+
+    if pool_db is not None:
+        from .assess import make_router  # the assessment pages (issue 13)
+
+        app.include_router(make_router(index_dir=index_dir, pool_db=Path(pool_db)))
+    return app
+
+
+def _posts(t) -> list:
+    return ([t.question] if t.question else []) + list(t.answers)
+
+
+def _link(x) -> dict:
+    return {"thread_id": x.thread_id, "title_html": text_html(x.title or f"thread {x.thread_id}")}
+
+
+def _shown(value: Any, limit: int = 4000) -> str:
+    """A representation as text for the page, at most ``limit`` characters."""
+    if isinstance(value, list):
+        text = "\n".join("  ".join(map(str, v)) if isinstance(v, list | tuple) else str(v) for v in value)
+    else:
+        text = str(value)
+    return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit:,} more characters)"
+
+
+def _search_view(found: dict, q: str, task: int, page: int) -> dict:
+    """What search.html shows of one search: hits with their links and rendered snippets."""
+    marks = marks_of(q)
+
+    def hit(h: dict) -> dict:
+        fid = h["id"] if task == 2 else None
+        href = _href(f"/thread/{h['post_id']}", q=q, task=task, fid=fid) + f"#p{h['post_id']}"
+        matched = [formula_html(m, mark=True) if "matched_formulae" not in h["cut"] or len(m) <= 200
+                   else latex_code(m) for m in h["matched_formulae"]]
+        return {**h, "href": href, "title_html": text_html(h["thread_title"] or f"post {h['post_id']}", marks),
+                "snippet_html": text_html(h["snippet"], marks if task == 1 else
+                                          {*marks, *marks_of("".join(f"${m}$" for m in h["matched_formulae"]))}),
+                "matched_html": matched, "more": h["matched_total"] - len(h["matched_formulae"])}
+
+    view: dict[str, Any] = {"result": found, "first_rank": (page - 1) * found["size"] + 1}
+    if task == 3:
+        a = found["answer"]
+        view["answer"] = {"html": text_html(a["text"], marks, lines=True), "sources": [
+            {"post_id": s["post_id"], "href": _href(f"/thread/{s['post_id']}", q=q, task=3) + f"#p{s['post_id']}",
+             "title_html": text_html(s["thread_title"] or f"post {s['post_id']}", marks)} for s in a["sources"]]}
+        view["summary"] = f"{found['system']}: one answer from {len(a['sources'])} source(s)"
+        return view
+    hits = [hit(h) for h in found["hits"]]
+    view["hits"] = hits
+    if task == 2:
+        by_id = {h["id"]: h for h in hits}
+        view["groups"] = [{"visual_id": g["visual_id"], "rank": g["rank"], "score": g["score"], "count": len(g["hits"]),
+                           "formula_html": formula_html(g["latex"], display=True),
+                           "formula_href": _href("/formula", id=g["hits"][0]["id"]),
+                           "hits": [by_id[x["id"]] for x in g["hits"]]} for g in found["groups"]]
+    first = (page - 1) * found["size"] + 1
+    view["summary"] = (f"{found['system']}: hits {first}-{first + len(hits) - 1}" if hits
+                       else f"{found['system']}: no hit on page {page}")
+    view["prev_href"] = _href("/", q=q, task=task, page=page - 1) if page > 1 else None
+    view["next_href"] = _href("/", q=q, task=task, page=found["next_page"]) if found["next_page"] else None
+    return view
