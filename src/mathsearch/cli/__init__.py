@@ -53,6 +53,8 @@ def _register_commands() -> None:
     formula_cmd.register(app)
     __import__(f"{__name__}.train_cmd", fromlist=["register"]).register(app)  # mathsearch train-encoder
     __import__(f"{__name__}.answer_cmd", fromlist=["register"]).register(app)  # mathsearch answer (Task 3)
+    __import__(f"{__name__}.pool_cmd", fromlist=["register"]).register(app)  # mathsearch pool
+    __import__(f"{__name__}.qrels_cmd", fromlist=["register"]).register(app)  # mathsearch qrels export|agreement|progress
     __import__(f"{__name__}.serve_cmd", fromlist=["register"]).register(app)  # mathsearch serve (web page, API)
 
 

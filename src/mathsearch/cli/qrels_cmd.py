@@ -1,0 +1,110 @@
+"""``mathsearch qrels``: judgements of an assessment database out as qrels, agreement, progress."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._common import console, friendly_errors, print_json
+
+qrels_app = typer.Typer(name="qrels", help="Qrels from an assessment database (mathsearch pool): export, "
+                        "agreement between assessors, progress.", no_args_is_help=True)
+
+
+def export(
+    pool_db: Path = typer.Argument(..., help="Assessment database (mathsearch pool)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for the qrels files (created if missing)."),
+    assessor: str | None = typer.Option(None, "--assessor", help="Export this assessor's judgements first (default: "
+                                        "each topic's first assessor)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace qrels files of the same names."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Write the lab's qrels files (Task 1 answer ids; Task 2 visual ids and formula ids; Task 3 answer ids with
+    the answer map and texts) that mathsearch eval reads."""
+    from ..assess import AssessDB, export_qrels
+
+    with AssessDB(pool_db) as db:
+        result = export_qrels(db, out, prefer=assessor, overwrite=overwrite)
+    if json_out:
+        print_json(result.to_json())
+        return
+    err = console(stderr=True)
+    for key, path in result.files.items():
+        err.print(f"wrote {result.judgements[key]:,} lines to {path}", highlight=False, markup=False)
+    who = ", ".join(f"{a} {n:,}" for a, n in sorted(result.by_assessor.items()))
+    err.print(f"  judgements of {result.topics} topics ({who or 'none yet'})", highlight=False, markup=False)
+
+
+def _fmt(k: float | None) -> str:
+    return "-" if k is None else f"{k:.3f}"
+
+
+def agreement_cmd(
+    pool_db: Path = typer.Argument(..., help="Assessment database (mathsearch pool)."),
+    per_topic: bool = typer.Option(False, "--per-topic", help="Also print each topic's kappas."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Cohen's kappa between each pair of assessors on the items both judged (four-way and H+M binarised)."""
+    from ..assess import AssessDB, agreement
+
+    with AssessDB(pool_db) as db:
+        pairs = agreement(db)
+        overlap = db.overlap()
+    if json_out:
+        print_json({"overlap": overlap, "pairs": [p.to_json() for p in pairs]})
+        return
+    out = console()
+    if not pairs:
+        out.print("no two assessors have judged the same item yet"
+                  + (f" (overlap set: {', '.join(overlap)})" if overlap else ""), highlight=False, markup=False)
+        return
+    out.print("assessors\titems\tkappa 4-way\tkappa H+M\tmean over topics 4-way\tmean over topics H+M", markup=False)
+    for p in pairs:
+        out.print(f"{p.assessors[0]} / {p.assessors[1]}\t{p.items}\t{_fmt(p.graded)}\t{_fmt(p.binary)}\t"
+                  f"{_fmt(p.mean_topic_kappa('graded'))}\t{_fmt(p.mean_topic_kappa('binary'))}", highlight=False,
+                  markup=False)
+        if per_topic:
+            for topic, v in p.per_topic.items():
+                out.print(f"  {topic}\t{v['items']}\t{_fmt(v['graded'])}\t{_fmt(v['binary'])}",  # type: ignore[arg-type]
+                          highlight=False, markup=False)
+    out.print("('-': undefined, every shared item in one category for both assessors)", highlight=False, markup=False)
+
+
+def progress(
+    pool_db: Path = typer.Argument(..., help="Assessment database (mathsearch pool)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Items judged per topic: by anyone and by each assessor."""
+    from ..assess import AssessDB
+
+    with AssessDB(pool_db) as db:
+        overall = db.progress()
+        names = db.assessors()
+        per = {a: db.progress(a) for a in names}
+        overlap = set(db.overlap())
+    total = sum(v["items"] for v in overall.values())
+    judged = sum(v["judged_any"] for v in overall.values())
+    if json_out:
+        print_json({"items": total, "judged": judged, "topics": overall, "overlap": sorted(overlap),
+                    "assessors": {a: {"judged": sum(v["judged"] for v in p.values()),
+                                      "topics": {t: v["judged"] for t, v in p.items() if v["judged"]}}
+                                  for a, p in per.items()}})
+        return
+    out = console()
+    out.print("topic\titems\tjudged\t" + "\t".join(names), highlight=False, markup=False)
+    for topic, v in overall.items():
+        mark = " *" if topic in overlap else ""
+        out.print(f"{topic}{mark}\t{v['items']}\t{v['judged_any']}\t" + "\t".join(str(per[a][topic]["judged"]) for a in names),
+                  highlight=False, markup=False)
+    out.print(f"overall\t{total}\t{judged}\t" + "\t".join(str(sum(v["judged"] for v in per[a].values())) for a in names),
+              highlight=False, markup=False)
+    if overlap:
+        out.print("(* in the shared overlap set)", highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    qrels_app.command("export")(friendly_errors(export))
+    qrels_app.command("agreement")(friendly_errors(agreement_cmd))
+    qrels_app.command("progress")(friendly_errors(progress))
+    app.add_typer(qrels_app, name="qrels")
