@@ -2,6 +2,7 @@
 
     python bench/bench_search.py --answers 100000 [--work /tmp/bench_search] [--systems ours:dense=False,bm25-answer]
     python bench/bench_search.py --index INDEX_DIR --systems ours,ours:dense=False   # an index built already
+    python bench/bench_search.py --answers 100000 --encoder ENC --query-encoder minilm --systems ours,ours:dense=False
 
 Steps, each in its own process so that its peak memory (max RSS) is its own:
 1. ``bench/make_collection.py --answers N`` (skipped when the collection is already there);
@@ -32,7 +33,10 @@ BUILD = """
 import json, resource, sys, time
 from mathsearch.indexes.build import build_index
 t, c = time.perf_counter(), time.process_time()
-counts = build_index(sys.argv[1], sys.argv[2])
+encoder, query_encoder = sys.argv[3] or None, sys.argv[4] or None
+optional = ("dense",) if encoder else ()
+counts = build_index(sys.argv[1], sys.argv[2], optional=optional, encoder=encoder or "minilm",
+                     query_encoder=query_encoder)
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers, "indexes": counts.indexes,
                   "cpu_seconds": time.process_time() - c + kids.ru_utime + kids.ru_stime,
@@ -83,15 +87,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--task2-systems", default="formula,tangent-s-formula", help="Task 2 systems")
     ap.add_argument("--index", type=Path, help="time queries on this built index instead (no generation, no build)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the index even when present")
+    ap.add_argument("--encoder", default="", help="build dense vectors with this encoder (a name or folder)")
+    ap.add_argument("--query-encoder", default="", help="encode topics with this encoder (e.g. minilm)")
     args = ap.parse_args(argv)
     collection = args.work / f"collection-{args.answers}"
-    index = args.index or args.work / f"index-{args.answers}"
+    tag = f"-{Path(args.encoder).name}" if args.encoder else ""
+    index = args.index or args.work / f"index-{args.answers}{tag}"
     if args.index is None and not (collection / "Posts.V1.3.xml").is_file():
         subprocess.run([sys.executable, str(BENCH / "make_collection.py"), "--answers", str(args.answers),
                         "--out", str(collection)], check=True, stdout=subprocess.DEVNULL)
     build = None
     if args.index is None and (args.rebuild or not (index / "formula" / "manifest.json").is_file()):
-        build = _child(BUILD, str(collection), str(index))
+        build = _child(BUILD, str(collection), str(index), args.encoder, args.query_encoder)
     sizes = {part.name: _size_mib(part) for part in sorted(index.iterdir())}
     print(f"index: {index}" if args.index else f"collection: {args.answers:,} answers ({collection})")
     if build:

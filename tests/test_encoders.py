@@ -176,3 +176,30 @@ def test_ann_index_finds_what_exact_search_finds_on_the_sample(tiny, tmp_path):
         found = set(DenseIndex._ann_top(index, ids, vec, 1000))
         recalls.append(len(found & exact) / 1000)
     assert np.mean(recalls) >= 0.95 and min(recalls) >= 0.85, recalls
+
+
+def test_teacher_anchored_training_and_a_restricted_teacher(tiny, tmp_path):
+    """``anchor="teacher"``: questions enter the contrastive term as MiniLM vectors (as topics are
+    encoded at query time), so only questions the teacher embedded give pairs; ``teacher_posts``
+    keeps the teacher off the posts a cross-fitted student must not have seen."""
+    import dataclasses
+
+    index, _, info = tiny
+    with Store.open(index) as store:
+        from mathsearch.encoders.train import posts_of
+
+        ids, _, parent = posts_of(store)
+        allowed = set(sorted(ids)[::2])
+        anchored = train(store, tmp_path / "anchored", "anchored", dataclasses.replace(TINY, anchor="teacher"),
+                         teacher_posts=allowed)
+        # no question with a teacher vector: no pair for the teacher-anchored term
+        answers_only = train(store, tmp_path / "answers", "answers", dataclasses.replace(TINY, anchor="teacher"),
+                             teacher_posts=set(parent))
+        with pytest.raises(InputError, match="unknown contrastive anchor 'both'"):
+            train(store, tmp_path / "bad", "bad", dataclasses.replace(TINY, anchor="both"))
+    trained = anchored["trained_on"]
+    assert trained["teacher_posts"] == len(allowed) < info["trained_on"]["teacher_posts"]
+    assert trained["teacher_posts_restricted"] is True and anchored["config"]["anchor"] == "teacher"
+    assert 0 < trained["qa_pairs"] <= info["trained_on"]["qa_pairs"]
+    assert answers_only["trained_on"]["qa_pairs"] == 0 and info["trained_on"]["qa_pairs"] > 0
+    assert anchored["training"]["val_distance_best"] < anchored["training"]["val_distance_start"]

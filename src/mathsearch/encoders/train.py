@@ -47,6 +47,10 @@ class TrainConfig:
     min_latex_count: int = 3
     teacher_budget: int = 30_000  # posts the teacher embeds when no MiniLM index is given
     contrastive: float = 0.0  # weight of the question -> answer InfoNCE term
+    # the question side of that term: "student" (both sides encoded by the student) or "teacher"
+    # (the question's MiniLM vector, as a topic is encoded at query time; pairs limited to questions
+    # the teacher embedded)
+    anchor: str = "student"
     pair_budget: int = 200_000  # question -> answer pairs it may use
     temperature: float = 0.05
     val_fraction: float = 0.1
@@ -89,8 +93,14 @@ def extend_vocabulary(tokenizer, table: np.ndarray, words: list[str]) -> np.ndar
 
 
 def teacher_vectors(ids: list[int], texts: list[str], teacher_index: Path | None, budget: int,
-                    rng: np.random.Generator, progress: Progress | None) -> tuple[np.ndarray, np.ndarray]:
-    """``(positions into ids, MiniLM vectors)``: from a MiniLM dense index, else embedded now."""
+                    rng: np.random.Generator, progress: Progress | None,
+                    allowed: set[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(positions into ids, MiniLM vectors)``: from a MiniLM dense index, else embedded now;
+    only posts in ``allowed`` when given (cross-fitting: a student that never saw a post's teacher vector)."""
+    if allowed is not None:
+        keep = [k for k, p in enumerate(ids) if p in allowed]
+        pos, vecs = teacher_vectors([ids[k] for k in keep], [texts[k] for k in keep], teacher_index, budget, rng, progress)
+        return np.asarray([keep[k] for k in pos], dtype=np.int64), vecs
     if teacher_index is not None:
         from ..indexes.dense import DenseIndex
 
@@ -114,9 +124,12 @@ def teacher_vectors(ids: list[int], texts: list[str], teacher_index: Path | None
 
 
 def train(store, out: str | Path, name: str, config: TrainConfig | None = None, *,
-          teacher_index: str | Path | None = None, source: str = "", progress: Progress | None = None) -> dict[str, Any]:
+          teacher_index: str | Path | None = None, source: str = "", progress: Progress | None = None,
+          teacher_posts: set[int] | None = None) -> dict[str, Any]:
     """Train a static encoder on ``store``'s posts and save it to ``out``; returns its ``encoder.json``."""
     config = config or TrainConfig()
+    if config.anchor not in ("student", "teacher"):
+        raise InputError(f"unknown contrastive anchor {config.anchor!r}: student or teacher.")
     quiet_hf()
     try:
         import torch
@@ -132,7 +145,7 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
     if len(ids) < 10:
         raise InputError(f"the collection holds {len(ids)} posts: too few to train an encoder on.")
     pos, target = teacher_vectors(ids, texts, Path(teacher_index) if teacher_index else None,
-                                  config.teacher_budget, rng, progress)
+                                  config.teacher_budget, rng, progress, teacher_posts)
     from tokenizers import Tokenizer
 
     if config.base == "static-minilm":
@@ -160,6 +173,9 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
     held = {int(pos[j]) for j in val}
     pairs = np.asarray([(index_of[q], index_of[a]) for a, q in parent.items()
                         if q in index_of and index_of[q] not in held and index_of[a] not in held], dtype=np.int64)
+    row_of = {int(k): r for r, k in enumerate(pos)}  # post position -> row of ``target``
+    if config.anchor == "teacher" and len(pairs):
+        pairs = pairs[[int(q) in row_of for q in pairs[:, 0]]]
     if config.contrastive <= 0:
         pairs = pairs[:0]
     elif len(pairs) > config.pair_budget:
@@ -199,7 +215,8 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
             mixed = pairs[rng.permutation(len(pairs))]
             for i in range(0, len(mixed), config.batch):
                 qs, ans = mixed[i : i + config.batch, 0], mixed[i : i + config.batch, 1]
-                logits = bag(qs) @ bag(ans).T / config.temperature
+                anchors = (target_t[[row_of[int(q)] for q in qs]] if config.anchor == "teacher" else bag(qs))
+                logits = anchors @ bag(ans).T / config.temperature
                 labels = torch.arange(len(qs))
                 loss = config.contrastive * torch.nn.functional.cross_entropy(logits, labels)
                 opt.zero_grad()
@@ -224,6 +241,7 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
         "trained_on": {
             "source": source, "posts": len(ids), "teacher_posts": len(pos), "post_ids_sha256_16": digest,
             "qa_pairs": len(pairs), "latex_tokens": len(words), "teacher_from_index": bool(teacher_index),
+            "teacher_posts_restricted": teacher_posts is not None,
         },
         "training": {"val_distance_start": round(first, 5), "val_distance_best": round(best, 5),
                      "epochs_run": len(history), "val_history": history,
