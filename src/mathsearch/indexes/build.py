@@ -50,10 +50,20 @@ def _formula_step(building: Path, progress: Progress | None) -> dict:
         return build_formula_index(store, building, progress)
 
 
+def _mirmu_step(building: Path, progress: Progress | None, name: str = "") -> dict:
+    from .mirmu import builder
+
+    with Store.open(building) as store:
+        return builder(name)(store, building, progress)
+
+
 # One line per index.
 INDEX_STEPS: list[tuple[str, IndexStep]] = [("text", _text_step), ("formula", _formula_step)]
 # Built only on request (``mathsearch index --dense``): embeddings cost minutes on a CPU.
 OPTIONAL_STEPS: dict[str, IndexStep] = {"dense": _dense_step}
+# MIRMU's systems (``mathsearch index --with mias,scm,formula2vec,compubert``): indexes/mirmu/.
+MIRMU_STEPS = ("mias", "scm", "formula2vec", "compubert")
+OPTIONAL_STEPS.update({name: partial(_mirmu_step, name=name) for name in MIRMU_STEPS})
 
 
 def _timed(step: IndexStep, building: Path, progress: Progress | None) -> tuple[dict, float]:
@@ -92,6 +102,10 @@ def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None, 
     for name in optional:
         if name not in OPTIONAL_STEPS:
             raise InputError(f"unknown optional index step {name!r}; known: {', '.join(OPTIONAL_STEPS)}")
+    if any(name in MIRMU_STEPS for name in optional):
+        from .mirmu import check_artifacts
+
+        check_artifacts(tuple(n for n in optional if n in MIRMU_STEPS))
     if "dense" in optional:
         from ..encoders import DEFAULT_ENCODER, check_encoders
 

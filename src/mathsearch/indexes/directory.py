@@ -165,6 +165,13 @@ INDEX_KINDS: dict[str, IndexKind] = {k.name: k for k in (
     IndexKind("text", "text/manifest.json", "mathsearch.indexes.text_index:TextIndex", "mathsearch index"),
     IndexKind("formula", "formula/manifest.json", "mathsearch.indexes.formula.search:FormulaIndex", "mathsearch index"),
     IndexKind("dense", "dense/manifest.json", "mathsearch.indexes.dense:DenseIndex", "mathsearch index --dense"),
+    # MIRMU's systems (seed 002): built on request, ``mathsearch index --with NAME`` (indexes/mirmu/)
+    IndexKind("mias", "mirmu/mias/manifest.json", "mathsearch.indexes.mirmu.mias:MiasIndex", "mathsearch index --with mias"),
+    IndexKind("scm", "mirmu/scm/manifest.json", "mathsearch.indexes.mirmu.scm:ScmIndex", "mathsearch index --with scm"),
+    IndexKind("formula2vec", "mirmu/formula2vec/manifest.json", "mathsearch.indexes.mirmu.formula2vec:Formula2VecIndex",
+              "mathsearch index --with formula2vec"),
+    IndexKind("compubert", "mirmu/compubert/manifest.json", "mathsearch.indexes.mirmu.compubert:CompuBertIndex",
+              "mathsearch index --with compubert"),
 )}
 
 

@@ -6,7 +6,8 @@ Each module below registers its systems on import (one line per module).
 
 # Importing a module registers its systems (formula: formula, tangent-s-formula, tangent-s and
 # ours' formula signal).
-from . import combined, formula, lexical, linked, ours, task3  # noqa: F401
+# mirmu: MIRMU's systems (seed 002): mias, scm, scm-formula, formula2vec, formula2vec-formula, compubert.
+from . import combined, formula, lexical, linked, mirmu, ours, task3  # noqa: F401
 from .base import (
     Ranking,
     SearchContext,

@@ -1,0 +1,167 @@
+"""MIRMU's systems (seed 002) beside ours on the sample: Tasks 1 and 2, 2020 and 2021.
+
+    python bench/mirmu_table.py --index INDEX_DIR [--years 2020,2021] [--runs DIR]
+
+INDEX_DIR must hold the MIRMU artifacts (``mathsearch index ... --with mias,scm,formula2vec,compubert``)
+and, for ``ours`` at its best, dense MiniLM vectors (``--dense``).  Measures as ``mathsearch eval
+--collection-only``: nDCG' and nDCG@10 (unjudged = non-relevant), the paired t-test p-value
+against ``bm25-thread`` (Task 1) or ``tangent-s-formula`` (Task 2), mean ms per topic.
+
+Fusions: the MIRMU ensemble (``mathsearch fuse --method mirmu``, seed 7) of the seed's primaries
+(Task 1: mias, scm, compubert, 7.2; Task 2: scm-formula, formula2vec-formula) and of all four Task 1
+systems; ``ours`` fused with the best single MIRMU system (highest mean nDCG' over the years shown,
+chosen on these 2020/2021 figures: no held-out year is touched) by RRF (k = 60) and by the MIRMU
+ensemble.  2022 is refused: its judgements are held out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from mathsearch.evaluation.collection import from_index
+from mathsearch.evaluation.evaluate import evaluate_runs
+from mathsearch.evaluation.measures import RANKED_MEASURES
+from mathsearch.evaluation.stats import paired_t_test
+from mathsearch.evaluation.subcollection import restrict_qrels
+from mathsearch.evaluation.trec import TrecScorer, cut_depth
+from mathsearch.readers.qrels import qrels_to_dict, read_qrels
+from mathsearch.readers.topics import read_topics
+from mathsearch.records import FormulaHit
+from mathsearch.runs.writer import write_formula_run
+from mathsearch.systems import SearchContext, make_system, run_rankings
+from mathsearch.systems.fusion import mirmu, rrf
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
+TASK1 = ("bm25-thread", "mias", "scm", "formula2vec", "compubert", "ours")
+MIRMU1 = ("mias", "scm", "formula2vec", "compubert")
+PRIMARY1 = ("mias", "scm", "compubert")  # seed 7.2: the ensemble of the three primary submissions
+TASK2 = ("tangent-s-formula", "formula", "scm-formula", "formula2vec-formula")
+PRIMARY2 = ("scm-formula", "formula2vec-formula")
+MEASURES = ("nDCG'", "nDCG@10")
+
+
+def _mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
+
+
+def task1(index: Path, years: list[str]) -> tuple[dict, dict]:
+    ctx = SearchContext(index)
+    present = ctx.store.answer_ids()
+    runs: dict = {}
+    seconds: dict = {}
+    scores: dict = {}
+    for year in years:
+        topics = read_topics(DATA / "topics" / f"task1-{year}.xml")
+        qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
+        topics = [t for t in topics if t.topic_id in qrels]
+        scorer = TrecScorer(qrels, RANKED_MEASURES)
+        for name in TASK1:
+            started = time.perf_counter()
+            ranked = run_rankings(make_system(name), ctx, topics)
+            seconds[(name, year)] = (time.perf_counter() - started) / max(len(topics), 1)
+            runs[(name, year)] = {t: dict(r) for t, r in ranked.items()}
+            scores[(name, year)] = scorer.score(cut_depth(runs[(name, year)]))
+        scores[("mirmu ensemble (mias, scm, compubert)", year)] = scorer.score(
+            mirmu([runs[(n, year)] for n in PRIMARY1]))
+        scores[("mirmu ensemble (all four)", year)] = scorer.score(mirmu([runs[(n, year)] for n in MIRMU1]))
+    best = max(MIRMU1, key=lambda n: _mean(_mean(scores[(n, y)]["nDCG'"].values()) for y in years))
+    for year in years:
+        qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
+        scorer = TrecScorer(qrels, RANKED_MEASURES)
+        pair = [runs[("ours", year)], runs[(best, year)]]
+        scores[(f"ours + {best} (RRF k=60)", year)] = scorer.score(rrf(pair))
+        scores[(f"ours + {best} (mirmu ensemble)", year)] = scorer.score(mirmu(pair))
+    return scores, seconds
+
+
+def print_task1(scores: dict, seconds: dict, years: list[str]) -> None:
+    names = list(dict.fromkeys(n for n, _ in scores))
+    head = ["system", *(f"{y} {m}" for y in years for m in MEASURES), *(f"{y} p {m}" for y in years for m in MEASURES),
+            *(f"{y} ms/topic" for y in years)]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for name in names:
+        row = [name]
+        row += [f"{_mean(scores[(name, y)][m].values()):.3f}" for y in years for m in MEASURES]
+        for y in years:
+            for m in MEASURES:
+                if name == "bm25-thread":
+                    row.append("-")
+                    continue
+                ref = scores[("bm25-thread", y)][m]
+                topics = sorted(ref)
+                row.append(f"{paired_t_test([scores[(name, y)][m][t] for t in topics], [ref[t] for t in topics]):.3g}")
+        row += [f"{seconds[(name, y)] * 1000:.0f}" if (name, y) in seconds else "-" for y in years]
+        print("| " + " | ".join(row) + " |")
+
+
+def task2(index: Path, years: list[str], out: Path) -> None:
+    ctx = SearchContext(index)
+    facts = from_index(index)
+    head = ["system", *(f"{y} {m}" for y in years for m in MEASURES), *(f"{y} p {m}" for y in years for m in MEASURES),
+            *(f"{y} ms/topic" for y in years)]
+    table: dict = {}
+    for year in years:
+        topics = read_topics(DATA / "topics" / f"task2-{year}.xml")
+        paths, names, runs, posts = [], [], {}, {}
+        for name in TASK2:
+            system = make_system(name)
+            started = time.perf_counter()
+            ranked = run_rankings(system, ctx, topics)
+            table[(name, year, "ms")] = (time.perf_counter() - started) / max(len(topics), 1) * 1000
+            runs[name] = {t: dict(r) for t, r in ranked.items()}
+            for r in ranked.values():
+                posts.update({f: r.post_of(f) for f in r})
+            hits = [FormulaHit(t, f, r.post_of(f), s, 0, name) for t, r in ranked.items() for f, s in r.items()]
+            path = out / f"{year}-{name}.tsv"
+            write_formula_run(path, hits)
+            paths.append(path)
+            names.append(name)
+        fused = mirmu([runs[n] for n in PRIMARY2])
+        name = "mirmu ensemble (scm-formula, formula2vec-formula)"
+        path = out / f"{year}-mirmu-ensemble.tsv"
+        write_formula_run(path, [FormulaHit(t, f, posts[f], s, 0, "mirmu") for t, d in fused.items() for f, s in d.items()])
+        paths.append(path)
+        names.append(name)
+        report = evaluate_runs(2, DATA / "qrels" / f"task2-{year}.tsv", paths, facts=facts, collection_only=True)
+        for i, (n, result) in enumerate(zip(names, report.runs, strict=True)):
+            for m in MEASURES:
+                table[(n, year, m)] = result.means[m]
+                table[(n, year, "p " + m)] = None if i == 0 else result.p_values.get(m)
+        table["names"] = names
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for n in table["names"]:
+        row = [n, *(f"{table[(n, y, m)]:.3f}" for y in years for m in MEASURES)]
+        row += ["-" if table[(n, y, "p " + m)] is None else f"{table[(n, y, 'p ' + m)]:.3g}" for y in years for m in MEASURES]
+        row += [f"{table[(n, y, 'ms')]:.0f}" if (n, y, "ms") in table else "-" for y in years]
+        print("| " + " | ".join(row) + " |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--years", default="2020,2021")
+    ap.add_argument("--tasks", default="1,2")
+    ap.add_argument("--runs", type=Path, default=None, help="Keep the Task 2 run files here.")
+    args = ap.parse_args(argv)
+    years = [y for y in args.years.split(",") if y]
+    if any(y not in ("2020", "2021") for y in years):
+        ap.error("only 2020 and 2021: the 2022 judgements are held out")
+    if "1" in args.tasks:
+        print("Task 1")
+        print_task1(*task1(args.index, years), years)
+    if "2" in args.tasks:
+        out = args.runs or Path(tempfile.mkdtemp(prefix="mirmu-runs-"))
+        out.mkdir(parents=True, exist_ok=True)
+        print("\nTask 2")
+        task2(args.index, years, out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
