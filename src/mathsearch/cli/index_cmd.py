@@ -31,6 +31,10 @@ def index(
                                        "minilm (default), static-minilm, or a trained encoder's name or folder."),
     query_encoder: str | None = typer.Option(None, "--query-encoder", help="Encoder of the topics when not --encoder "
                                              "(minilm for a static encoder trained with MiniLM as teacher)."),
+    shards: int = typer.Option(1, "--shards", min=1, help="Build N shards by thread (each a complete index under "
+                               "INDEX_DIR), searched as one."),
+    ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", help="Run the build steps as Ray tasks: local "
+                                   "(a cluster started here) or a running cluster's address (auto, ray://HOST:10001)."),
     with_: str = typer.Option("", "--with", help="Also build (and train) what MIRMU's systems need, comma-separated: "
                               "mias, scm, formula2vec, compubert."),
 ) -> None:
@@ -52,7 +56,7 @@ def index(
                              optional=(("dense",) if dense or encoder is not None or query_encoder is not None else ())
                              + mirmu,
                              encoder=encoder,
-                             query_encoder=query_encoder)
+                             query_encoder=query_encoder, shards=shards, ray=ray)
     for folder, size in counts.cleaned:
         console.print(f"removed {folder} ({size / 2**20:,.1f} MiB), left by a build that did not finish",
                       highlight=False, soft_wrap=True)

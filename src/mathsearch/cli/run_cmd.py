@@ -30,6 +30,8 @@ def run(
     tag: str | None = typer.Option(None, "--tag", help="Run tag (default: the system's spec)."),
     group: str = typer.Option("mathsearch", "--group", help="Team name for the suggested run-file name."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", help="Spread the topics over Ray tasks (Tasks 1 "
+                                   "and 2): local (a cluster started here) or a running cluster's address."),
 ) -> None:
     """Write a run of SYSTEM over TOPICS: every topic, up to 1,000 hits each (Task 3: one answer), validated."""
     if task not in (1, 2, 3):
@@ -58,6 +60,15 @@ def run(
         progress = lambda done, _: bar.update(job, completed=done)  # noqa: E731
         if task == 3:
             answers, answer_notes = run_answers(sys_obj, ctx, topic_list, progress)
+        elif ray is not None:  # the same hits, the topics spread over a cluster
+            from ..distributed import RayEngine
+            from ..distributed.batch import run_system_on_ray
+
+            engine = RayEngine(ray)
+            try:
+                hits = run_system_on_ray(engine, sys_obj, str(index_dir), topic_list, depth)
+            finally:
+                engine.close()
         else:
             hits = run_system(sys_obj, ctx, topic_list, depth, progress)
     if task == 3:

@@ -118,11 +118,19 @@ def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None, 
 def build_index(
     collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False,
     optional: tuple[str, ...] = (), encoder: str | None = None, query_encoder: str | None = None,
+    shards: int = 1, ray: str | None = None,
 ) -> IndexCounts:
     """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
     unless ``store_only``, and the ``optional`` ones named (``("dense",)``, its vectors made by
     ``encoder``, default :data:`mathsearch.encoders.DEFAULT_ENCODER`; topics encoded by
-    ``query_encoder`` when given, e.g. ``minilm`` for a static student of MiniLM)."""
+    ``query_encoder`` when given, e.g. ``minilm`` for a static student of MiniLM).  ``shards`` > 1
+    builds a sharded index and ``ray`` (an address, or ``local``) runs the steps as Ray tasks
+    (:func:`mathsearch.indexes.shards.build_partitioned`)."""
+    if (shards != 1 or ray is not None) and not store_only:
+        from .shards import build_partitioned
+
+        return build_partitioned(collection_dir, index_dir, progress, shards=shards, ray=ray, optional=optional,
+                                 encoder=encoder, query_encoder=query_encoder)
     started = time.perf_counter()
     files = detect_collection(collection_dir)
     # Every check that can fail comes before the work, and nothing the user made is ever replaced.

@@ -46,8 +46,10 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("format") == FORMAT else None
 
 
-def write_manifest(index_dir: Path, collection: Path, collection_kind: str, counts: Mapping[str, Any]) -> dict[str, Any]:
-    """Record what the finished build in ``index_dir`` holds (call it last: it lists the entries)."""
+def write_manifest(index_dir: Path, collection: Path, collection_kind: str, counts: Mapping[str, Any],
+                   extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Record what the finished build in ``index_dir`` holds (call it last: it lists the entries);
+    ``extra`` adds keys (a sharded index: ``shards``, see :mod:`.shards`)."""
     from .. import __version__
 
     manifest = {
@@ -59,6 +61,7 @@ def write_manifest(index_dir: Path, collection: Path, collection_kind: str, coun
         "collection_kind": collection_kind,
         "entries": sorted([p.name for p in index_dir.iterdir() if p.name != LOCK_FILE] + [MANIFEST]),
         "counts": dict(counts),
+        **(extra or {}),
     }
     (index_dir / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
@@ -182,8 +185,21 @@ class IndexDirectory:
     def __init__(self, path: str | Path):
         self.index_dir = Path(path)
         self._open: dict[str, Any] = {}
+        self._shards: list[Path] | None | bool = False  # not read yet
+
+    @property
+    def shards(self) -> list[Path] | None:
+        """The shard folders of a sharded index (its manifest names them), else None."""
+        if self._shards is False:
+            from .shards import shard_dirs_of
+
+            self._shards = shard_dirs_of(self.index_dir, read_manifest(self.index_dir))
+        return self._shards  # type: ignore[return-value]
 
     def has(self, name: str) -> bool:
+        shards = self.shards
+        if shards:  # a sharded index has what every shard has
+            return all(INDEX_KINDS[name].exists(s) for s in shards)
         return INDEX_KINDS[name].exists(self.index_dir)
 
     def require(self, names: Iterable[str]) -> None:
@@ -200,7 +216,13 @@ class IndexDirectory:
 
     def open(self, name: str) -> Any:
         if name not in self._open:
-            self._open[name] = INDEX_KINDS[name].open(self.index_dir)
+            shards = self.shards
+            if shards:  # one object over the shards, with the single index's interface
+                from .shards import open_sharded
+
+                self._open[name] = open_sharded(name, shards)
+            else:
+                self._open[name] = INDEX_KINDS[name].open(self.index_dir)
         return self._open[name]
 
     @property

@@ -1,0 +1,189 @@
+"""Where the steps of a build run: here, or as Ray tasks on a cluster.
+
+A :class:`StepTask` names one step of one INDEX_DIR (a whole index or a shard): ``split`` (the
+shard's store from the full store), ``text``, ``formula`` or ``dense``.  :func:`run_step` does
+it and is idempotent: it first removes whatever an earlier, killed attempt of the same step left
+(inside the building folder only), so a retried task neither loses nor duplicates posts.
+
+:class:`RayEngine` submits every task at once (one CPU each, the analysis inside a task in one
+process: Ray spreads the tasks over the cluster's workers) and retries a task whose worker died
+(``max_retries``); an error raised by a step is not retried and comes back as itself.  Every path
+is absolute: on a cluster of several machines the index's parent folder must be on storage every
+node mounts at the same path (NFS, a shared volume), and every node needs mathsearch installed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..errors import InputError, MathsearchError
+
+Progress = Callable[[str, int, int], None]
+RETRIES = 3
+
+
+@dataclass(frozen=True)
+class StepTask:
+    """One step: ``step`` of the INDEX_DIR ``path`` (``split`` also reads ``full`` as shard ``shard`` of ``of``)."""
+
+    path: str
+    step: str
+    shard: int = 0
+    of: int = 1
+    full: str = ""
+    options: dict[str, Any] = field(default_factory=dict)  # dense: encoder, query_encoder
+
+    @property
+    def key(self) -> str:
+        return f"{Path(self.path).name}/{self.step}"
+
+
+def run_step(task: StepTask, workers: int = 1, kill_marker: str | None = None) -> tuple[dict, float]:
+    """Do ``task``; return its counts and seconds.  ``kill_marker`` (tests of retries only): the
+    first attempt, finding no file there, makes it and kills its own process once the step's
+    output is written, as a worker lost at the worst moment."""
+    from ..indexes.shards import remove_partial, split_store
+    from ..store import Store
+    from ..store.atomic import clean_stale_builds
+
+    started = time.perf_counter()
+    path = Path(task.path)
+    if task.step == "split":
+        counts: dict = split_store(Path(task.full), path, task.shard, task.of)
+    elif task.step == "text":
+        from ..indexes.text_index import TEXT_DIR, build_text_indexes
+
+        remove_partial(path / TEXT_DIR)
+        with Store.open(path) as store:
+            counts = build_text_indexes(store, path, workers=workers)
+    elif task.step == "formula":
+        from ..indexes.formula import FORMULA_DIR, build_formula_index
+
+        clean_stale_builds(path / FORMULA_DIR)
+        with Store.open(path) as store:
+            counts = build_formula_index(store, path, workers=workers)
+    else:  # an optional step: dense vectors (a killed attempt's vectors removed first), MIRMU's indexes
+        from ..indexes.build import OPTIONAL_STEPS
+
+        if task.step not in OPTIONAL_STEPS:
+            raise MathsearchError(f"unknown build step {task.step!r}")
+        if task.step == "dense":
+            from ..indexes.dense import DENSE_DIR
+
+            remove_partial(path / DENSE_DIR)
+        counts = OPTIONAL_STEPS[task.step](path, None, **task.options)
+    if kill_marker is not None and not os.path.exists(kill_marker):
+        Path(kill_marker).write_text(f"{task.key} killed in process {os.getpid()}\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return counts, round(time.perf_counter() - started, 2)
+
+
+class Engine(Protocol):
+    workers: int
+
+    def run(self, tasks: Sequence[StepTask], progress: Progress | None = None) -> list[tuple[dict, float]]: ...
+
+    def close(self) -> None: ...
+
+
+class LocalEngine:
+    """Every task here, one after the other, each spreading its analysis over ``workers`` processes."""
+
+    def __init__(self, workers: int | None = None):
+        from ..indexes.text_index import default_workers
+
+        self.workers = default_workers() if workers is None else workers
+
+    def run(self, tasks: Sequence[StepTask], progress: Progress | None = None) -> list[tuple[dict, float]]:
+        out = []
+        for i, task in enumerate(tasks):
+            out.append(run_step(task, self.workers))
+            if progress:
+                progress("shard steps", i + 1, len(tasks))
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def import_ray():
+    """ray, or an InputError that says how to install it."""
+    os.environ.setdefault("RAY_DISABLE_USAGE_STATS", "1")
+    try:
+        import ray
+    except ImportError:
+        raise InputError("--ray needs Ray: install mathsearch with the ray extra (pip install -e '.[ray]').") from None
+    return ray
+
+
+class RayEngine:
+    """Tasks on a Ray cluster: ``address`` ``local`` starts one on this machine (``num_cpus``
+    workers, default every core), anything else is the address of a running cluster (``auto``,
+    ``ray://HOST:10001``, ``HOST:6379``).  A Ray already initialised in this process is used as it
+    is and left running."""
+
+    def __init__(self, address: str = "local", num_cpus: int | None = None, kill_once: tuple[str, str] | None = None):
+        ray = import_ray()
+        self.workers = 1
+        self._ray = ray
+        self._kill_once = kill_once  # (task key, marker file): tests of retries
+        self._owned = False
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+            try:
+                if address == "local":
+                    ray.init(num_cpus=num_cpus, **kwargs)
+                else:
+                    ray.init(address=address, **kwargs)
+            except Exception as exc:  # ConnectionError, ValueError, RuntimeError: Ray's words, one sentence
+                raise InputError(f"--ray {address}: could not start or reach a Ray cluster ({exc}).") from None
+            self._owned = True
+        self._step = ray.remote(max_retries=RETRIES, retry_exceptions=False, num_cpus=1)(run_step)
+
+    def run(self, tasks: Sequence[StepTask], progress: Progress | None = None) -> list[tuple[dict, float]]:
+        ray = self._ray
+        refs = []
+        for task in tasks:
+            marker = self._kill_once[1] if self._kill_once and self._kill_once[0] == task.key else None
+            opts: dict[str, Any] = {"name": f"mathsearch {task.key}"}
+            if task.step == "dense":
+                opts["num_cpus"] = max(1, int(ray.available_resources().get("CPU", 1)))
+            refs.append(self._step.options(**opts).remote(task, 1, marker))
+        pending = list(refs)
+        done = 0
+        try:
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                ray.get(ready)  # raises a step's error now
+                done += 1
+                if progress:
+                    progress("shard steps", done, len(tasks))
+            return ray.get(refs)
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, MathsearchError):
+                raise cause from None
+            raise MathsearchError(f"a build step failed on Ray: {exc}") from None
+        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
+            raise MathsearchError(f"a build step's worker died {RETRIES + 1} times; last: {exc}") from None
+        finally:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+
+    def close(self) -> None:
+        if self._owned:
+            self._ray.shutdown()
+            self._owned = False
+
+
+def make_engine(ray: str | None, num_cpus: int | None = None) -> Engine:
+    """:class:`RayEngine` at address ``ray`` (``local``: a cluster started here), else :class:`LocalEngine`."""
+    if ray is None:
+        return LocalEngine()
+    return RayEngine(ray or "local", num_cpus=num_cpus)

@@ -1,0 +1,162 @@
+"""A sharded build of the real sample on a local Ray cluster (4 worker CPUs), one worker killed on
+the way: nothing lost or duplicated, and Task 1 / Task 2 runs over the shards that match the
+single index's (the one built by the ``sample_index`` fixture)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import COLLECTION, QRELS, TOPICS
+
+os.environ.setdefault("RAY_DISABLE_USAGE_STATS", "1")
+import ray  # noqa: E402  (the ray extra, installed by scripts/setup.sh)
+
+SHARDS = 4
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One local Ray cluster for this module: 4 CPUs, so up to 4 worker processes at once."""
+    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def sharded(cluster, tmp_path_factory):
+    """The sample in 4 shards, built by Ray tasks; the text step of shard 1 kills its worker once."""
+    from mathsearch.distributed import RayEngine
+    from mathsearch.indexes.shards import build_partitioned
+
+    root = tmp_path_factory.mktemp("sharded")
+    marker = root / "killed.txt"
+    engine = RayEngine("local", kill_once=("shard-001/text", str(marker)))
+    counts = build_partitioned(COLLECTION, root / "index", shards=SHARDS, engine=engine)
+    return root / "index", counts, marker
+
+
+def test_the_cluster_has_several_workers(cluster):
+    assert cluster.cluster_resources().get("CPU") == 4
+
+    @cluster.remote
+    def pid(_):
+        import time
+
+        time.sleep(0.5)
+        return os.getpid()
+
+    assert len(set(cluster.get([pid.remote(i) for i in range(4)]))) >= 2
+
+
+def test_a_killed_worker_is_retried_without_losing_or_duplicating_posts(sharded, sample_index):
+    from mathsearch.indexes.directory import read_manifest
+    from mathsearch.indexes.shards import shard_of
+    from mathsearch.indexes.text_index import TextIndex
+    from mathsearch.store import Store
+
+    index_dir, counts, marker = sharded
+    assert marker.read_text().startswith("shard-001/text killed in process")  # the worker did die
+    manifest = read_manifest(index_dir)
+    assert manifest["shards"]["count"] == SHARDS and len(manifest["shards"]["dirs"]) == SHARDS
+    with Store.open(sample_index) as single:
+        all_posts = single.post_ids()
+        answers = single.answer_ids()
+    seen: list[str] = []
+    for i, name in enumerate(manifest["shards"]["dirs"]):
+        with Store.open(index_dir / name) as store:
+            ids = store.post_ids()
+            seen += ids
+            # a thread never spans shards
+            assert all(shard_of(t, SHARDS) == i for _, t in store.iter_post_ids(1))
+            assert all(shard_of(t, SHARDS) == i for _, t in store.iter_post_ids(2))
+            n_answers = len(store.answer_ids())
+        text = TextIndex.open(index_dir / name)
+        assert text.num_answers == n_answers  # the retried text step did not add its posts twice
+    assert len(seen) == len(set(seen)) == len(all_posts) and set(seen) == all_posts
+    assert counts.indexes["text_answers"] == len(answers)
+    assert counts.indexes["formula_visual_collection"] == read_manifest(sample_index)["counts"]["formula_visual"]
+
+
+def _runs(ctx_a, ctx_b, system: str, topics):
+    from mathsearch.systems import make_system, run_rankings
+
+    s = make_system(system)
+    return run_rankings(s, ctx_a, topics), run_rankings(s, ctx_b, topics)
+
+
+def _ndcg_prime(task: int, year: int, run, index: Path, tmp: Path, name: str) -> float:
+    from mathsearch.evaluation import evaluate_runs, from_index
+    from mathsearch.records import FormulaHit, ScoredDoc
+    from mathsearch.runs import write_formula_run, write_trec_run
+
+    path = tmp / f"{name}.tsv"
+    if task == 1:
+        write_trec_run(path, [ScoredDoc(q, d, s, 0, "x") for q, r in run.items() for d, s in r.items()])
+    else:
+        write_formula_run(path, [FormulaHit(q, f, r.post_of(f), s, 0, "x") for q, r in run.items() for f, s in r.items()])
+    report = evaluate_runs(task, QRELS / f"task{task}-{year}.tsv", [path], facts=from_index(index), collection_only=True)
+    return report.runs[0].means["nDCG'"]
+
+
+@pytest.mark.parametrize(("task", "system", "exact"), [
+    (1, "ours:dense=False", False), (2, "formula", False), (2, "tangent-s-formula", True),
+])
+def test_sharded_runs_match_the_single_index(sharded, sample_index, tmp_path, task, system, exact):
+    """Formula scoring uses collection-wide idf: the top 10 is the single index's for every topic.
+    BM25 gets the collection's document frequencies, not its average field lengths (tantivy-py
+    cannot set them): top-10 overlap >= 0.9 and nDCG' within 0.005 (2020 topics, sample)."""
+    from mathsearch.readers.topics import read_topics
+    from mathsearch.systems import SearchContext
+
+    index_dir, _, _ = sharded
+    topics = read_topics(TOPICS / f"task{task}-2020.xml", TOPICS / "formulas" / "formulas-2020-latex.tsv")
+    single, shards = _runs(SearchContext(sample_index), SearchContext(index_dir), system, topics)
+    assert len(single) == len(shards) == len(topics) > 50
+    overlaps = []
+    for t in topics:
+        a, b = single[t.topic_id].ordered()[:10], shards[t.topic_id].ordered()[:10]
+        if exact:
+            assert a == b, t.topic_id
+        if a or b:
+            overlaps.append(len(set(a) & set(b)) / max(len(a), len(b)))
+    assert sum(overlaps) / len(overlaps) >= 0.9
+    nd_single = _ndcg_prime(task, 2020, single, sample_index, tmp_path, "single")
+    nd_shards = _ndcg_prime(task, 2020, shards, sample_index, tmp_path, "sharded")
+    assert nd_single > 0.5
+    assert abs(nd_single - nd_shards) <= 0.005, (nd_single, nd_shards)
+
+
+def test_search_and_batch_runs_on_ray_over_a_sharded_index(sharded, cluster):
+    from mathsearch.distributed import RayEngine
+    from mathsearch.distributed.batch import run_system_on_ray
+    from mathsearch.readers.topics import read_topics
+    from mathsearch.searcher import Searcher
+    from mathsearch.systems import SearchContext, make_system, run_system
+
+    index_dir, _, _ = sharded
+    result = Searcher(index_dir).search("prove that $\\sqrt{2}$ is irrational", task=1, k=5)
+    assert len(result.hits) == 5 and all(h.thread_title for h in result.hits)
+    topics = read_topics(TOPICS / "task1-2020.xml")[:12]
+    system = make_system("bm25-thread")
+    here = run_system(system, SearchContext(index_dir), topics, 100)
+    there = run_system_on_ray(RayEngine("local"), system, str(index_dir), topics, 100)
+    assert len(here) == len(there) > 1000
+    assert here == there
+
+
+def test_a_sharded_index_is_replaceable_but_foreign_files_are_refused(sharded):
+    from mathsearch.errors import InputError
+    from mathsearch.indexes.directory import check_index_target, foreign_entries
+
+    index_dir, _, _ = sharded
+    assert foreign_entries(index_dir) == []
+    check_index_target(index_dir, COLLECTION)  # a rebuild may replace what mathsearch made
+    mine = index_dir / "notes.txt"
+    mine.write_text("mine")
+    try:
+        with pytest.raises(InputError, match="notes.txt"):
+            check_index_target(index_dir, COLLECTION)
+    finally:
+        mine.unlink()
