@@ -36,6 +36,13 @@ def export(
     err.print(f"  judgements of {result.topics} topics ({who or 'none yet'})", highlight=False, markup=False)
 
 
+class _Plain:
+    """Tables as tab-separated lines on stdout (rich would turn the tabs into spaces)."""
+
+    def print(self, text: str, **_: object) -> None:
+        typer.echo(text)
+
+
 def _fmt(k: float | None) -> str:
     return "-" if k is None else f"{k:.3f}"
 
@@ -54,7 +61,7 @@ def agreement_cmd(
     if json_out:
         print_json({"overlap": overlap, "pairs": [p.to_json() for p in pairs]})
         return
-    out = console()
+    out = _Plain()
     if not pairs:
         out.print("no two assessors have judged the same item yet"
                   + (f" (overlap set: {', '.join(overlap)})" if overlap else ""), highlight=False, markup=False)
@@ -68,7 +75,7 @@ def agreement_cmd(
             for topic, v in p.per_topic.items():
                 out.print(f"  {topic}\t{v['items']}\t{_fmt(v['graded'])}\t{_fmt(v['binary'])}",  # type: ignore[arg-type]
                           highlight=False, markup=False)
-    out.print("('-': undefined, every shared item in one category for both assessors)", highlight=False, markup=False)
+    out.print("('-': undefined: no item graded 0-3 by both, or every shared item in one category for both)")
 
 
 def progress(
@@ -91,7 +98,7 @@ def progress(
                                       "topics": {t: v["judged"] for t, v in p.items() if v["judged"]}}
                                   for a, p in per.items()}})
         return
-    out = console()
+    out = _Plain()
     out.print("topic\titems\tjudged\t" + "\t".join(names), highlight=False, markup=False)
     for topic, v in overall.items():
         mark = " *" if topic in overlap else ""
