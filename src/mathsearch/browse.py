@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from .errors import InputError
 from .formula import visual_key
 from .formula.view import representations
+from .readers.html import strip_delimiters
 from .records import LinkType
 from .searcher import Searcher
 from .store.store import StoredFormula, StoredPost
@@ -94,8 +95,13 @@ def formula_view(searcher: Searcher, latex: str | None = None, formula_id: int |
     if len(latex) > MAX_LATEX and formula_id is None:
         raise InputError(f"the formula has {len(latex):,} characters; at most {MAX_LATEX:,} are looked up.")
     if vid is None and formula_id is None:
+        latex = strip_delimiters(latex)
         key = visual_key(latex)
-        for hit in searcher.search(f"${latex}$", task=2, k=50).hits:
+        try:
+            hits = searcher.search(f"${latex}$", task=2, k=50).hits
+        except InputError:  # nothing to search for ("$"): no instance, the representations still shown
+            hits = []
+        for hit in hits:
             f = store.formula(hit.id)
             if f is not None and f.visual_id is not None and visual_key(f.latex) == key:
                 vid = f.visual_id

@@ -197,24 +197,47 @@ class Searcher:
 
 
 @dataclass(frozen=True)
+class GroupPost:
+    """A post holding an instance of a group's formula."""
+
+    formula_id: int
+    post_id: int
+    thread_id: int
+    thread_title: str | None  # cut at MAX_SHOWN characters
+
+
+@dataclass(frozen=True)
 class FormulaGroup:
     """Task 2 hits that look the same (one visual id, or one formula instance where the collection
-    has no visual ids), in rank order: the best one's rank, score and LaTeX stand for the group."""
+    has no visual ids), in rank order: the best one's rank, score and LaTeX stand for the group;
+    ``posts`` are posts of the collection holding an instance of it (at most ``per_group``)."""
 
     visual_id: str | None
     rank: int
     score: float
     latex: str
     hits: list[SearchHit]
+    posts: list[GroupPost]
 
 
-def group_by_visual_id(hits: list[SearchHit]) -> list[FormulaGroup]:
-    """Task 2 hits grouped by visual id, groups in the order of their best hit."""
+def group_by_visual_id(hits: list[SearchHit], searcher: Searcher | None = None, per_group: int = 5) -> list[FormulaGroup]:
+    """Task 2 hits grouped by visual id, groups in the order of their best hit; with ``searcher``,
+    each group lists up to ``per_group`` posts of its collection that hold the formula."""
     groups: dict[object, list[SearchHit]] = {}
     for h in sorted(hits, key=lambda h: h.rank):
         groups.setdefault(h.visual_id if h.visual_id is not None else ("id", h.id), []).append(h)
-    return [FormulaGroup(g[0].visual_id, g[0].rank, g[0].score, g[0].matched_formulae[0] if g[0].matched_formulae else "", g)
-            for g in groups.values()]
+    store = searcher.ctx.store if searcher is not None else None
+    out = []
+    for g in groups.values():
+        posts: list[GroupPost] = []
+        if store is not None:
+            found = store.formulas_with_visual_id(g[0].visual_id, per_group) if g[0].visual_id is not None else []
+            titles = {p.post_id: p.title for p in store.posts({f.thread_id for f in found}).values()}
+            posts = [GroupPost(f.formula_id, f.post_id, f.thread_id, cap(titles[f.thread_id])[0] if titles.get(f.thread_id) else None)
+                     for f in found]
+        out.append(FormulaGroup(g[0].visual_id, g[0].rank, g[0].score, g[0].matched_formulae[0] if g[0].matched_formulae else "",
+                                g, posts))
+    return out
 
 
 @dataclass(frozen=True)

@@ -77,12 +77,20 @@ class Hit(BaseModel):
     visual_id: str | None = None
 
 
+class GroupPost(BaseModel):
+    formula_id: int
+    post_id: int
+    thread_id: int
+    thread_title: str | None
+
+
 class Group(BaseModel):
     visual_id: str | None
     rank: int
     score: float
     latex: str
     hits: list[Hit]
+    posts: list[GroupPost] = Field(description="Posts of the collection holding this formula (at most 5).")
 
 
 class Source(BaseModel):
@@ -202,7 +210,7 @@ def _search(service: _Service, q: str, task: int, page: int, size: int) -> dict:
     result = s.search(q, task, k=page * size)
     hits = result.hits[(page - 1) * size : page * size]
     more = len(result.hits) == page * size and page < MAX_PAGE
-    groups = [asdict(g) for g in group_by_visual_id(hits)] if task == 2 else None
+    groups = [asdict(g) for g in group_by_visual_id(hits, s)] if task == 2 else None
     return {"query": q, "task": task, "system": result.system, "page": page, "size": size,
             "hits": [asdict(h) for h in hits], "groups": groups, "answer": None,
             "next_page": page + 1 if more else None}
@@ -267,7 +275,8 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
 
     @app.get("/api/search", response_model=SearchOut, responses=ERRORS, tags=["api"])
     async def api_search(
-        q: str = Query(..., min_length=1, max_length=MAX_QUERY, description="Text with $LaTeX$ formulae."),
+        q: str = Query(..., min_length=1, max_length=MAX_QUERY, pattern=r"[^\s$]",
+                       description="Text with $LaTeX$ formulae (something besides spaces and dollars)."),
         task: int = Query(1, ge=1, le=3, description="1: answers, 2: formula instances, 3: one answer."),
         page: int = Query(1, ge=1, le=MAX_PAGE),
         size: int = Query(DEFAULT_SIZE, ge=1, le=MAX_SIZE, description="Hits a page."),
@@ -281,14 +290,15 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         return _thread_json(await service.call(thread_of, service.searcher, post_id))
 
     @app.get("/api/formula", response_model=FormulaOut, responses=ERRORS, tags=["api"])
-    async def api_formula(
-        latex: str | None = Query(None, min_length=1, max_length=MAX_LATEX, description="LaTeX without $."),
-        id: int | None = Query(None, ge=0, le=MAX_POST_ID, description="A formula instance of the collection."),
-    ) -> dict:
-        """Every representation of a formula and its visually identical instances."""
-        if latex is None and id is None:
-            raise HTTPException(400, "give latex=... or id=...")
-        return _formula_json(await service.call(formula_view, service.searcher, latex, id))
+    async def api_formula(latex: str = Query(..., min_length=1, max_length=MAX_LATEX, pattern=r"\S",
+                                             description="LaTeX without $ delimiters.")) -> dict:
+        """Every representation of a formula and its visually identical instances in the collection."""
+        return _formula_json(await service.call(formula_view, service.searcher, latex, None))
+
+    @app.get("/api/formula/{formula_id}", response_model=FormulaOut, responses=ERRORS, tags=["api"])
+    async def api_formula_instance(formula_id: int = PathParam(..., ge=0, le=MAX_POST_ID)) -> dict:
+        """A formula instance of the collection: its representations and the instances that look the same."""
+        return _formula_json(await service.call(formula_view, service.searcher, None, formula_id))
 
     # -- pages ---------------------------------------------------------------------------------
     def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
@@ -418,7 +428,12 @@ def _search_view(found: dict, q: str, task: int, page: int) -> dict:
         view["groups"] = [{"visual_id": g["visual_id"], "rank": g["rank"], "score": g["score"], "count": len(g["hits"]),
                            "formula_html": formula_html(g["latex"], display=True),
                            "formula_href": _href("/formula", id=g["hits"][0]["id"]),
-                           "hits": [by_id[x["id"]] for x in g["hits"]]} for g in found["groups"]]
+                           "hits": [by_id[x["id"]] for x in g["hits"]],
+                           "posts": [{"href": _href(f"/thread/{p['post_id']}", fid=p["formula_id"]) + f"#p{p['post_id']}",
+                                      "title_html": text_html(p["thread_title"] or f"thread {p['thread_id']}"),
+                                      "post_id": p["post_id"]}
+                                     for p in g["posts"] if p["post_id"] not in {x["post_id"] for x in g["hits"]}]}
+                          for g in found["groups"]]
     first = (page - 1) * found["size"] + 1
     view["summary"] = (f"{found['system']}: hits {first}-{first + len(hits) - 1}" if hits
                        else f"{found['system']}: no hit on page {page}")
