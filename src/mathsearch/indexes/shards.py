@@ -48,12 +48,14 @@ GLOBAL_DIR = "global"
 
 
 def shard_of(thread_id: int, n: int) -> int:
-    """The shard of a thread (the same formula as :func:`_sql_shard`)."""
-    return ((int(thread_id) * _MULT) % 4294967296) % n
+    """The shard of a thread: ``((id mod 2^32) * 2654435761 mod 2^32) mod n`` (as :func:`_sql_shard`)."""
+    return (((int(thread_id) % 4294967296) * _MULT) % 4294967296) % n
 
 
 def _sql_shard(column: str, n: int) -> str:
-    return f"((({column}) * {_MULT}) % 4294967296) % {n}"
+    """:func:`shard_of` in SQLite, whose integers are 64-bit: the product in two 16-bit halves."""
+    t = f"(({column}) % 4294967296)"
+    return (f"((((({t} / 65536) * {_MULT}) % 4294967296) * 65536 + ({t} % 65536) * {_MULT}) % 4294967296) % {n}")
 
 
 def shard_name(i: int) -> str:

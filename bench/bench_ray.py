@@ -1,0 +1,195 @@
+"""Ray against the current build, and batch runs on Ray, on a generated collection (issue 14).
+
+    nice python bench/bench_ray.py --answers 100000 [--work /tmp/bench_ray] [--cpus 2] [--topics 100]
+
+Steps, each in its own process (so that one's Ray cluster and memory are its own):
+1. ``bench/make_collection.py --answers N`` (skipped when the collection is already there);
+2. the index built three ways, in this one run: the current build (store, then text and formula
+   side by side, each with a pool of 2 forked workers), the same steps as Ray tasks on a local
+   cluster of ``--cpus`` workers (one node), and 2 shards on that cluster -> wall seconds, CPU
+   seconds of the build process and its reaped children (Ray's workers are not reaped by the
+   build: their CPU is not in that column), seconds per step, size on disk;
+3. batch runs: ``--topics`` topics of 2021 through every Task 1 and Task 2 system the index can
+   run (systems needing vectors or MIRMU's indexes are listed as skipped), one after the other in
+   one process, then as Ray tasks (10 topics a task) on ``--cpus`` workers -> wall seconds each,
+   and whether the Ray runs equal the serial ones;
+4. per-query latency of ``ours:dense=False`` (Task 1) and ``formula`` (Task 2) on the single index,
+   on one shard alone and on the 2 shards searched as one (the per-shard figures of docs/scale.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+TOPICS = REPO.parent / "shared" / "data" / "arqmath" / "topics"
+
+BUILD = """
+import json, os, resource, sys, time
+os.environ["RAY_DISABLE_USAGE_STATS"] = "1"
+from mathsearch.indexes.build import build_index
+collection, index, mode, cpus = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+t, c = time.perf_counter(), time.process_time()
+if mode == "current":
+    counts = build_index(collection, index)
+else:
+    import ray
+    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    started = time.perf_counter() - t
+    counts = build_index(collection, index, ray="local", shards=int(mode.split(":")[1]))
+    ray.shutdown()
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers, "indexes": counts.indexes,
+                  "store_seconds": counts.seconds,
+                  "ray_start_seconds": started if mode != "current" else 0.0,
+                  "cpu_seconds": time.process_time() - c + kids.ru_utime + kids.ru_stime,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+BATCH = """
+import json, os, sys, time
+os.environ["RAY_DISABLE_USAGE_STATS"] = "1"
+from mathsearch.errors import InputError
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import SearchContext, make_system, needs_of, run_rankings, system_names
+index, n_topics, cpus = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ctx = SearchContext(index)
+topics = {task: read_topics(sys.argv[3 + task])[:n_topics] for task in (1, 2)}
+runnable, skipped = [], []
+for task in (1, 2):
+    for name in system_names(task):
+        spec = "ours:dense=False" if name == "ours" else name
+        try:
+            ctx.require(("store", *needs_of(make_system(spec))))
+            runnable.append((task, spec))
+        except InputError as exc:
+            skipped.append(f"{name}: {exc}")
+t = time.perf_counter()
+serial = {}
+per_system = {}
+for task, spec in runnable:
+    s = time.perf_counter()
+    serial[spec] = run_rankings(make_system(spec), ctx, topics[task])
+    per_system[spec] = time.perf_counter() - s
+serial_seconds = time.perf_counter() - t
+import ray
+from mathsearch.distributed import RayEngine
+from mathsearch.distributed.batch import run_batch
+s = time.perf_counter()
+ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
+start = time.perf_counter() - s
+engine = RayEngine("local")
+t = time.perf_counter()
+on_ray = {}
+for task in (1, 2):
+    on_ray.update(run_batch(engine, index, [spec for k, spec in runnable if k == task], topics[task]))
+ray_seconds = time.perf_counter() - t
+ray.shutdown()
+same = all(dict(serial[s][q].items()) == dict(on_ray[s][q].items()) for s in serial for q in serial[s])
+print(json.dumps({"systems": [s for _, s in runnable], "skipped": skipped, "topics": {k: len(v) for k, v in topics.items()},
+                  "serial_seconds": serial_seconds, "ray_seconds": ray_seconds, "ray_start_seconds": start,
+                  "per_system": per_system, "identical": same}))
+"""
+
+LATENCY = """
+import json, statistics, sys, time
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import SearchContext, SearchQuery, make_system
+ctx = SearchContext(sys.argv[1])
+out = {}
+for task, spec, path in ((1, "ours:dense=False", sys.argv[2]), (2, "formula", sys.argv[3])):
+    system = make_system(spec)
+    queries = [SearchQuery.from_topic(t) for t in read_topics(path)]
+    system.search(ctx, queries[0], 1000)
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        system.search(ctx, q, 1000)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    out[spec] = {"median_ms": statistics.median(times), "p95_ms": times[int(0.95 * (len(times) - 1))]}
+print(json.dumps(out))
+"""
+
+
+def _child(code: str, *args: str) -> dict:
+    env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False, env=env)
+    if done.returncode != 0:
+        sys.exit(f"step failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _size_mib(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--answers", type=int, default=100_000)
+    p.add_argument("--work", type=Path, default=Path("/tmp/bench_ray"))
+    p.add_argument("--cpus", type=int, default=2, help="Ray workers (CPUs of the one local node)")
+    p.add_argument("--topics", type=int, default=100, help="2021 topics per task in the batch runs")
+    p.add_argument("--skip-builds", action="store_true", help="reuse the indexes of an earlier run")
+    args = p.parse_args()
+    work = args.work
+    collection = work / f"collection-{args.answers}"
+    if not (collection / "Posts.V1.3.xml").exists():
+        subprocess.run([sys.executable, str(BENCH / "make_collection.py"), "--answers", str(args.answers), "--out",
+                        str(collection)], check=True)
+    print(f"machine: {os.cpu_count()} cores; collection: {args.answers:,} answers; Ray {args.cpus} workers, 1 node")
+    modes = [("current build (fork pools)", "current", work / "single"),
+             (f"Ray, {args.cpus} workers", "ray:1", work / "ray1"),
+             (f"Ray, {args.cpus} workers, 2 shards", "ray:2", work / "ray2")]
+    builds = {}
+    results_file = work / "builds.json"
+    if args.skip_builds and results_file.exists():
+        builds = json.loads(results_file.read_text())
+    else:
+        for label, mode, index in modes:
+            builds[label] = _child(BUILD, str(collection), str(index), mode, str(args.cpus))
+            builds[label]["size_mib"] = _size_mib(index)
+        results_file.write_text(json.dumps(builds))
+    print("\n| build | wall s (Ray's start apart) | CPU s (build process + reaped children) | store s | text s | formula s "
+          "| size MiB |")
+    print("|---|---|---|---|---|---|---|")
+    for label, b in builds.items():
+        ix = b["indexes"]
+        text = ix.get("text_seconds", ix.get("text_seconds_max_shard", 0.0))
+        formula = ix.get("formula_seconds", ix.get("formula_seconds_max_shard", 0.0))
+        each = " (slowest shard)" if "shards" in ix else ""
+        ray_start = f", Ray start {b['ray_start_seconds']:.1f} s" if b["ray_start_seconds"] else ""
+        print(f"| {label}{ray_start} | {b['seconds'] - b['ray_start_seconds']:.1f} | {b['cpu_seconds']:.1f} | {b['store_seconds']:.1f} | "
+              f"{text:.1f}{each} | {formula:.1f}{each} | {b['size_mib']:.0f} |")
+
+    t1, t2 = TOPICS / "task1-2021.xml", TOPICS / "task2-2021.xml"
+    batch = _child(BATCH, str(work / "single"), str(args.topics), str(args.cpus), str(t1), str(t2))
+    print(f"\nbatch runs: {batch['topics']['1']} Task 1 and {batch['topics']['2']} Task 2 topics x {len(batch['systems'])} "
+          f"systems ({', '.join(batch['systems'])})")
+    for s in batch["skipped"]:
+        print(f"  skipped {s[:160]}")
+    print("\n| batch | wall s |")
+    print("|---|---|")
+    print(f"| one after the other, one process | {batch['serial_seconds']:.1f} |")
+    print(f"| Ray tasks, {args.cpus} workers (start {batch['ray_start_seconds']:.1f} s not counted) | "
+          f"{batch['ray_seconds']:.1f} |")
+    print(f"Ray runs identical to the serial runs: {batch['identical']}")
+    print("per system (serial): " + ", ".join(f"{k} {v:.1f} s" for k, v in batch["per_system"].items()))
+
+    print("\n| index | ours:dense=False median / p95 ms | formula median / p95 ms |")
+    print("|---|---|---|")
+    for label, index in (("single", work / "single"), ("one shard of 2, alone", work / "ray2" / "shard-000"),
+                         ("2 shards searched as one", work / "ray2")):
+        lat = _child(LATENCY, str(index), str(t1), str(t2))
+        a, b = lat["ours:dense=False"], lat["formula"]
+        print(f"| {label} | {a['median_ms']:.0f} / {a['p95_ms']:.0f} | {b['median_ms']:.0f} / {b['p95_ms']:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

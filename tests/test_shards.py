@@ -1,0 +1,139 @@
+"""Sharded indexes without Ray: the split, the CLI, the merge against the single index, the
+target rules.  On a generated raw dump of 60 threads (fast); the real sample on Ray is in
+test_ray_shards.py."""
+
+from __future__ import annotations
+
+import html
+import json
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mathsearch.cli import app
+from mathsearch.errors import InputError
+from mathsearch.indexes.build import build_index
+from mathsearch.indexes.shards import _sql_shard, shard_of
+from mathsearch.systems import SearchContext, SearchQuery, make_system
+
+runner = CliRunner()
+WORDS = ("prime integral derivative series limit matrix group ring field proof sum converge bound "
+         "continuous function vector norm graph tree").split()
+FORMULAE = ["x^2", "\\frac{1}{n}", "\\sum_{k=1}^n k", "\\int_0^1 f(x)\\,dx", "a^2+b^2=c^2", "\\sin(x)", "e^{i\\pi}",
+            "\\lim_{n\\to\\infty} a_n", "\\sqrt{2}", "n!", "x_1+x_2", "\\det(A)"]
+
+
+def make_dump(root: Path, threads: int = 60, seed: int = 3) -> Path:
+    """A raw Stack Exchange dump: ``threads`` questions with 1-3 answers each, $math$ in both,
+    duplicate links between some questions."""
+    rnd = random.Random(seed)
+    root.mkdir(parents=True)
+
+    def text() -> str:
+        words = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(5, 15)))
+        return f"{words} ${rnd.choice(FORMULAE)}$ and ${rnd.choice(FORMULAE)}$"
+
+    rows = []
+    for tid in range(1, threads + 1):
+        rows.append(f'<row Id="{tid}" PostTypeId="1" Title="{html.escape(text())}" '
+                    f'Body="{html.escape(f"<p>{html.escape(text(), quote=False)}</p>")}" Tags="&lt;algebra&gt;" />')
+        for i in range(rnd.randint(1, 3)):
+            rows.append(f'<row Id="{1000 + 10 * tid + i}" PostTypeId="2" ParentId="{tid}" Score="{rnd.randint(0, 9)}" '
+                        f'Body="{html.escape(f"<p>{html.escape(text(), quote=False)}</p>")}" />')
+    (root / "Posts.xml").write_text('<?xml version="1.0" encoding="utf-8"?>\n<posts>\n' + "\n".join(rows) + "\n</posts>\n")
+    (root / "Comments.xml").write_text('<?xml version="1.0" encoding="utf-8"?>\n<comments>\n'
+                                       '<row Id="1" PostId="1011" Text="see $x^2$ above" />\n</comments>\n')
+    links = [f'<row Id="{i}" PostId="{i}" RelatedPostId="{i + 7}" LinkTypeId="3" />' for i in range(1, 20, 3)]
+    (root / "PostLinks.xml").write_text('<?xml version="1.0" encoding="utf-8"?>\n<postlinks>\n' + "\n".join(links)
+                                        + "\n</postlinks>\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The dump indexed once whole and once in 3 shards through the CLI (no Ray)."""
+    root = tmp_path_factory.mktemp("shards")
+    dump = make_dump(root / "dump")
+    build_index(dump, root / "single")
+    result = runner.invoke(app, ["index", str(dump), "--index", str(root / "sharded"), "--shards", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    return dump, root / "single", root / "sharded", json.loads(result.stdout)
+
+
+def test_the_sql_split_and_shard_of_agree():
+    rnd = random.Random(1)
+    ids = [rnd.randint(1, 5_000_000) for _ in range(500)] + [1, 2, 3, 4_294_967_295]
+    db = sqlite3.connect(":memory:")
+    for n in (2, 3, 4, 7):
+        got = [db.execute(f"SELECT {_sql_shard('t', n)} FROM (SELECT ? AS t)", (i,)).fetchone()[0] for i in ids]
+        assert got == [shard_of(i, n) for i in ids]
+        assert len(set(got)) == n  # every shard gets threads
+
+
+def test_the_cli_builds_complete_shards_holding_every_post_once(built):
+    from mathsearch.indexes.directory import INDEX_KINDS, read_manifest
+    from mathsearch.store import Store
+
+    _, single, sharded, counts = built
+    manifest = read_manifest(sharded)
+    assert manifest["shards"]["count"] == 3 and counts["shards"] == 3
+    assert manifest["entries"] == sorted(["mathsearch-index.json", "shard-000", "shard-001", "shard-002"])
+    with Store.open(single) as store:
+        posts = store.post_ids()
+        assert counts["answers"] == len(store.answer_ids()) == counts["text_answers"]
+    seen = []
+    for name in manifest["shards"]["dirs"]:
+        shard = sharded / name
+        assert all(INDEX_KINDS[k].exists(shard) for k in ("store", "text", "formula"))  # each a complete index
+        assert read_manifest(shard)["counts"]["answers"] > 0
+        with Store.open(shard) as store:
+            seen += store.post_ids()
+    assert sorted(seen) == sorted(posts)
+
+
+def test_search_and_run_on_the_sharded_index_match_the_single_one(built, tmp_path):
+    _, single, sharded, _ = built
+    a_ctx, b_ctx = SearchContext(single), SearchContext(sharded)
+    assert b_ctx.shards is not None and a_ctx.shards is None
+    for system in ("tangent-s", "tangent-s-formula"):
+        for latex in FORMULAE[:6]:
+            q = SearchQuery("q", f"about ${latex}$", "", (), latex)
+            a, b = make_system(system).search(a_ctx, q, 50), make_system(system).search(b_ctx, q, 50)
+            assert dict(a.items()) == dict(b.items()), (system, latex)  # no idf, or formula idf made global
+    # the store's look-ups across shards: links between threads of different shards, answers of threads
+    threads = [int(p) for p in sorted(a_ctx.store.post_ids(), key=int) if a_ctx.store.post_type(p) == 1]
+    assert b_ctx.store.linked_many(threads) == a_ctx.store.linked_many(threads) != {}
+    assert b_ctx.store.answer_ids_of_threads(threads) == a_ctx.store.answer_ids_of_threads(threads)
+    assert [f.formula_id for f in b_ctx.store.iter_formulas()] == [f.formula_id for f in a_ctx.store.iter_formulas()]
+    for system in ("bm25-thread", "ours:dense=False"):
+        q = SearchQuery("q", "prime series converge", "proof of the bound $x^2$", ("algebra",))
+        a, b = make_system(system).search(a_ctx, q, 10), make_system(system).search(b_ctx, q, 10)
+        assert len(a) == len(b) > 0, system
+        assert len(set(a.ordered()) & set(b.ordered())) >= 0.7 * len(a), system  # BM25: collection df, shard lengths
+    result = runner.invoke(app, ["search", "--index", str(sharded), "prime $x^2$", "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["hits"]) == 10
+
+
+def test_a_sharded_target_follows_the_index_rules(built, tmp_path):
+    dump, _, sharded, _ = built
+    # a rebuild with fewer shards replaces what mathsearch made, and nothing else
+    result = runner.invoke(app, ["index", str(dump), "--index", str(sharded), "--shards", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in sharded.iterdir()) == ["mathsearch-index.json", "shard-000", "shard-001"]
+    (sharded / "mine.txt").write_text("mine")
+    result = runner.invoke(app, ["index", str(dump), "--index", str(sharded), "--shards", "2"])
+    assert result.exit_code == 2 and "mine.txt" in result.output
+    assert (sharded / "mine.txt").read_text() == "mine" and (sharded / "shard-001").is_dir()
+
+
+def test_vectors_with_shards_are_refused_before_any_work(tmp_path):
+    dump = make_dump(tmp_path / "dump", threads=3)
+    with pytest.raises(InputError, match="cannot be combined with --shards"):
+        build_index(dump, tmp_path / "index", shards=2, optional=("dense",), encoder="static-minilm")
+    assert not (tmp_path / "index").exists()
+    result = runner.invoke(app, ["index", str(dump), "--index", str(tmp_path / "index"), "--shards", "0"])
+    assert result.exit_code == 2 and not (tmp_path / "index").exists()
