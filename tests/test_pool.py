@@ -241,3 +241,27 @@ def test_out_is_never_a_file_we_did_not_make_nor_a_pool_with_judgements(tmp_path
     assert result.exit_code == 2 and "judgement" in result.output
     with AssessDB(out) as db:
         assert len(db.judgements()) == 1 and db.progress()["A.1"]["items"] == 2
+
+
+def test_coverage_of_the_labs_judgements_by_a_pool_of_our_runs(runs_2021, sample_index, data_dir, tmp_path):
+    out = tmp_path / "pool.sqlite"
+    assert cli("pool", "--task", 1, *runs_2021.values(), "--out", out).exit_code == 0
+    result = cli("qrels", "coverage", out, "--qrels", data_dir / "qrels/task1-2021.tsv", "--index", sample_index,
+                 "--json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    # Worked out from the files: the lab's graded judgements of sample answers, and which the pool holds.
+    from mathsearch.store import Store
+
+    present = Store.open(sample_index).answer_ids()
+    pooled = hand_pool([(runs_2021["P1"], 45), (runs_2021["P2"], 45), (runs_2021["A"], 20)])
+    judged = []
+    for line in (data_dir / "qrels/task1-2021.tsv").read_text().splitlines():
+        topic, _, doc, rel = line.split()
+        if doc in present and int(rel) in (0, 1, 2, 3):
+            judged.append((topic, doc, int(rel)))
+    assert found["judged"] == len(judged) and found["topics"] == len({t for t, _, _ in judged})
+    assert found["judged_pooled"] == sum(doc in pooled[t] for t, doc, _ in judged)
+    assert found["relevant"] == sum(r >= 2 for _, _, r in judged)
+    assert found["relevant_pooled"] == sum(r >= 2 and doc in pooled[t] for t, doc, r in judged)
+    assert found["relevant_share"] > found["judged_share"] > 0.0  # the pool favours what the lab found relevant

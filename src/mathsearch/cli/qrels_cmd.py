@@ -110,8 +110,39 @@ def progress(
         out.print("(* in the shared overlap set)", highlight=False, markup=False)
 
 
+def coverage_cmd(
+    pool_db: Path = typer.Argument(..., help="Assessment database (mathsearch pool) of Task 1 or 2."),
+    qrels: Path = typer.Option(..., "--qrels", "-q", help="Judgements to compare with (e.g. the lab's)."),
+    index: Path | None = typer.Option(None, "--index", "-i", help="Count only judged ids this collection holds "
+                                      "(answers for Task 1, visual ids of question/answer formulae for Task 2)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """The share of QRELS' judgements (and of its H+M relevant ones) of the pool's topics that the pool holds."""
+    from ..assess import AssessDB
+    from ..assess.coverage import coverage
+
+    present = None
+    with AssessDB(pool_db) as db:
+        if index is not None:
+            from ..evaluation import from_index
+
+            present = from_index(index).present(db.task)
+        found = coverage(db, qrels, present).to_json()
+    if json_out:
+        print_json(found)
+        return
+
+    def share(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    typer.echo(f"{found['topics']} topics: the pool holds {found['judged_pooled']:,} of {found['judged']:,} judged ids "
+               f"({share(found['judged_share'])}) and {found['relevant_pooled']:,} of {found['relevant']:,} H+M relevant "
+               f"({share(found['relevant_share'])})")
+
+
 def register(app: typer.Typer) -> None:
     qrels_app.command("export")(friendly_errors(export))
     qrels_app.command("agreement")(friendly_errors(agreement_cmd))
     qrels_app.command("progress")(friendly_errors(progress))
+    qrels_app.command("coverage")(friendly_errors(coverage_cmd))
     app.add_typer(qrels_app, name="qrels")

@@ -183,9 +183,9 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
             title_marks = marks | ({formula_key(f.latex)} if f is not None and f.kind == "title" else set())
             thread_q = post if post.post_id == post.thread_id else question
             title = text_html(thread_q.title or "", title_marks) if thread_q is not None and thread_q.title else ""
-            where = "question" if post.post_type == 1 else "answer"
+            where = "a question" if post.post_type == 1 else "an answer"
             href = f"/thread/{post.post_id}?fid={it.doc_id}#p{post.post_id}"
-            parts = [f'<p class="meta">The formula (marked <span class="target-key">like this</span>) in a {where} '
+            parts = [f'<p class="meta">The formula (marked <span class="target-key">like this</span>) in {where} '
                      f'post {post.post_id} · <a href="{href}" target="_blank" rel="noopener">thread</a></p>',
                      f'<h3 class="thread-title">{title}</h3>' if title else "",
                      f'<article class="candidate formula-post"><div class="body">{body}</div></article>']
