@@ -68,6 +68,20 @@ def dtn(tf: np.ndarray, idf: np.ndarray) -> np.ndarray:
     return ((1.0 + np.log(1.0 + np.log(np.maximum(tf, 1.0)))) * idf).astype(np.float32)
 
 
+def _quiet(make, *args, **kwargs):
+    """``make(*args, **kwargs)`` without gensim's tqdm bar over every term on stderr."""
+    from functools import partial
+
+    import tqdm
+
+    bar = tqdm.tqdm
+    tqdm.tqdm = partial(bar, disable=True)
+    try:
+        return make(*args, **kwargs)
+    finally:
+        tqdm.tqdm = bar
+
+
 def _norms(matrix, sim) -> np.ndarray:
     """sqrt(d S d) of each row d."""
     return np.sqrt(np.maximum(np.asarray((matrix @ sim).multiply(matrix).sum(axis=1)).ravel(), 0.0))
@@ -158,8 +172,8 @@ def build_scm(store: Store, index_dir: Path, progress: Progress | None = None, c
     t0 = time.perf_counter()
     tfidf = TfidfModel(dictionary=dictionary, smartirs="dtn")
     index = WordEmbeddingSimilarityIndex(model.wv, threshold=cfg.threshold, exponent=cfg.exponent)
-    matrix = SparseTermSimilarityMatrix(index, dictionary, tfidf, symmetric=cfg.symmetric, dominant=cfg.dominant,
-                                        nonzero_limit=cfg.nonzero_limit)
+    matrix = _quiet(SparseTermSimilarityMatrix, index, dictionary, tfidf, symmetric=cfg.symmetric,
+                    dominant=cfg.dominant, nonzero_limit=cfg.nonzero_limit)
     matrix_seconds = time.perf_counter() - t0
     sim = sparse.csr_matrix(matrix.matrix, dtype=np.float32)
     del model, index, matrix
