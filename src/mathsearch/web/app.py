@@ -53,6 +53,10 @@ TIME_BUDGET = 20.0  # seconds a query may take, waiting for its turn included
 TASKS = ((1, "Answers (Task 1)"), (2, "Formulae (Task 2)"), (3, "One answer (Task 3)"))
 PLACEHOLDER = {1: "How do I show $\\sum 1/n$ diverges?", 2: "$x^2+y^2=z^2$", 3: "Why is $e^{i\\pi}=-1$?"}
 
+# The formula page's rows, in this order (mathsearch formula's keys; empty ones are left out).
+REPRESENTATIONS = ("slt", "opt", "prefix", "visual_key", "opt_key", "node_count", "slt_tuples", "opt_tuples",
+                   "leaf_paths", "math_terms", "words", "pmathml", "cmathml", "recovered", "errors", "unknown_macros")
+
 SECURITY_HEADERS = {
     # No inline script and nothing from elsewhere: a script that slipped past nh3 would still not run.
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -366,7 +370,8 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         except (MathsearchError, HTTPException) as exc:
             ctx["error"] = str(getattr(exc, "detail", exc))
             return page(request, "formula.html", 400, **ctx)
-        reps = [(k, _shown(val)) for k, val in v.representations.items() if k not in ("slt_tree", "opt_tree", "latex")]
+        r = v.representations
+        reps = [(k, _shown(r[k])) for k in REPRESENTATIONS if k in r and r[k] not in ([], "", None)]
         instances = [{"formula_id": f.formula_id, "kind": f.kind, "formula_html": formula_html(f.latex),
                       "href": _href(f"/thread/{f.post_id}", fid=f.formula_id) + f"#p{f.post_id}",
                       "title_html": text_html(v.titles.get(f.thread_id) or f"thread {f.thread_id}")}
@@ -384,6 +389,17 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
 
 def _posts(t) -> list:
     return ([t.question] if t.question else []) + list(t.answers)
+
+
+def _one_a_thread(posts: list[dict], shown: set[int]) -> list[dict]:
+    """The posts holding a group's formula, one a thread, leaving out the posts already shown."""
+    seen: set[int] = set()
+    out = []
+    for p in posts:
+        if p["post_id"] not in shown and p["thread_id"] not in seen:
+            seen.add(p["thread_id"])
+            out.append(p)
+    return out
 
 
 def _link(x) -> dict:
@@ -426,13 +442,13 @@ def _search_view(found: dict, q: str, task: int, page: int) -> dict:
     if task == 2:
         by_id = {h["id"]: h for h in hits}
         view["groups"] = [{"visual_id": g["visual_id"], "rank": g["rank"], "score": g["score"], "count": len(g["hits"]),
-                           "formula_html": formula_html(g["latex"], display=True),
+                           "formula_html": formula_html(g["latex"]),
                            "formula_href": _href("/formula", id=g["hits"][0]["id"]),
                            "hits": [by_id[x["id"]] for x in g["hits"]],
                            "posts": [{"href": _href(f"/thread/{p['post_id']}", fid=p["formula_id"]) + f"#p{p['post_id']}",
                                       "title_html": text_html(p["thread_title"] or f"thread {p['thread_id']}"),
                                       "post_id": p["post_id"]}
-                                     for p in g["posts"] if p["post_id"] not in {x["post_id"] for x in g["hits"]}]}
+                                     for p in _one_a_thread(g["posts"], {x["post_id"] for x in g["hits"]})]}
                           for g in found["groups"]]
     first = (page - 1) * found["size"] + 1
     view["summary"] = (f"{found['system']}: hits {first}-{first + len(hits) - 1}" if hits

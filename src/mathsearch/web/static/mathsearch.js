@@ -12,7 +12,10 @@
       el.setAttribute("data-latex", latex);
       el.setAttribute("data-rendered", "1");
       try {
-        window.katex.render(latex, el, Object.assign({ displayMode: el.classList.contains("display") }, OPTIONS));
+        // A "%" (a TeX comment) ends at the line's end; the collection's LaTeX has lost its line
+        // breaks ("\\frac{1}{2% ^{n}}"), so each comment is ended where it starts.
+        const tex = latex.replace(/(^|[^\\])%/g, "$1%\n");
+        window.katex.render(tex, el, Object.assign({ displayMode: el.classList.contains("display") }, OPTIONS));
       } catch (e) {
         el.textContent = latex;
         el.classList.add("tex-error");

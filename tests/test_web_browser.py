@@ -1,0 +1,169 @@
+"""The search page in a real browser: Debian's headless Chromium through Playwright, against
+``mathsearch serve``'s app on loopback over the sample index.
+
+A person's path: type a question with LaTeX (the preview typesets it), search, see KaTeX-rendered
+snippets with the matched formulae marked, page forward with the keyboard, switch to Task 2, open
+a thread and a formula.  Each page is photographed into a temporary folder (and, with
+MATHSEARCH_SCREENSHOTS=DIR, into DIR too: that is how docs/screenshots/ is made)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from web_support import chromium, serve
+
+from mathsearch.web.app import create_app
+
+QUESTION = "Why does the harmonic series $\\sum_{n=1}^{\\infty}\\frac{1}{n}$ diverge?"
+
+# Text of every snippet with its typeset formulae taken out: what is left must hold no "$".
+RAW_DOLLARS = """() => Array.from(document.querySelectorAll('.snippet')).map(el => {
+  const c = el.cloneNode(true); c.querySelectorAll('.katex, .tex-long').forEach(k => k.remove()); return c.textContent; })"""
+UNRENDERED = "() => document.querySelectorAll('.tex:not([data-rendered]), .tex .katex-error').length"
+
+
+@pytest.fixture(scope="module")
+def site(sample_index):
+    with serve(create_app(sample_index)) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium(viewport={"width": 1000, "height": 800}) as ctx:
+        yield ctx
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def snap(page, shots: Path, name: str) -> Path:
+    path = shots / f"{name}.png"
+    page.screenshot(path=str(path))
+    assert path.stat().st_size > 5000
+    if os.environ.get("MATHSEARCH_SCREENSHOTS"):
+        out = Path(os.environ["MATHSEARCH_SCREENSHOTS"])
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, out / path.name)
+    return path
+
+
+def ready(page) -> None:
+    page.wait_for_selector("html[data-math=ready]", timeout=15000)
+
+
+def query_of(page) -> dict:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def test_type_search_page_forward(site, browser, shots):
+    page = browser.new_page()
+    page.goto(site + "/")
+    ready(page)
+    assert page.evaluate("document.activeElement.id") == "q"  # an empty page starts in the box
+    page.keyboard.press("Escape")  # leaves it ...
+    assert page.evaluate("document.activeElement.id") != "q"
+    page.keyboard.press("/")  # ... and / comes back to it
+    assert page.evaluate("document.activeElement.id") == "q"
+    page.keyboard.type(QUESTION)
+    page.wait_for_selector("#preview .katex")  # the live preview typesets the formula typed
+    assert page.locator("#preview .katex").count() == 1
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/?q=*")
+    ready(page)
+    assert query_of(page) == {"q": QUESTION, "task": "1"}  # the query is in the URL, shareable
+    hits = page.locator("li.hit")
+    assert hits.count() == 10
+    assert page.locator(".snippet .katex").count() > 0
+    leftovers = page.evaluate(RAW_DOLLARS)
+    assert len(leftovers) == 10 and not [t for t in leftovers if "$" in t]
+    assert page.evaluate(UNRENDERED) == 0
+    assert page.locator(".matched .hl .katex, .snippet .hl .katex").count() > 0  # matched formulae marked
+    first_page = page.locator(".hit-link").all_inner_texts()
+    snap(page, shots, "search-task1")
+    page.keyboard.press("j")  # hits by keyboard
+    assert page.evaluate("document.activeElement.className") == "hit-link"
+    page.keyboard.press("n")  # next page
+    page.wait_for_url("**page=2*")
+    ready(page)
+    assert query_of(page)["page"] == "2"
+    assert page.locator("ol.hits").get_attribute("start") == "11"
+    assert page.locator(".hit-link").all_inner_texts() != first_page
+    assert page.locator("a[rel=prev]").count() == 1
+    page.goto(site + "/?" + urlparse(page.url).query)  # the shared URL gives the same page
+    ready(page)
+    assert page.locator("ol.hits").get_attribute("start") == "11"
+    page.close()
+
+
+def test_switch_to_task2_then_formula_page(site, browser, shots):
+    page = browser.new_page()
+    page.goto(site + "/?q=" + "%24x%5E2%2By%5E2%24")
+    ready(page)
+    page.check("input[name=task][value='2']")
+    page.click("button[type=submit]")
+    page.wait_for_url("**task=2*")
+    ready(page)
+    groups = page.locator("li.group")
+    assert groups.count() >= 5
+    assert page.locator("li.group .group-formula .katex").count() == groups.count()
+    assert page.locator("li.group .snippet .hl .katex").count() > 0
+    assert page.evaluate(UNRENDERED) == 0
+    snap(page, shots, "search-task2")
+    page.locator("li.group").first.get_by_text("every representation").click()
+    page.wait_for_url("**/formula?id=*")
+    ready(page)
+    table = page.locator("table.reps").inner_text()
+    for row in ("prefix", "slt", "opt", "pmathml", "slt_tuples"):
+        assert row in table
+    assert page.locator("#formula .katex").count() == 1
+    assert page.locator("ul.instances li").count() >= 1
+    snap(page, shots, "formula")
+    page.close()
+
+
+def test_open_a_thread_from_a_hit(site, browser, shots):
+    page = browser.new_page()
+    page.goto(site + "/?task=1&q=" + "harmonic+series+%24%5Csum_%7Bn%3D1%7D%5E%7B%5Cinfty%7D%5Cfrac%7B1%7D%7Bn%7D%24")
+    ready(page)
+    href = page.locator(".hit-link").first.get_attribute("href")
+    target = href.split("#")[1]
+    page.locator(".hit-link").first.click()
+    page.wait_for_url("**/thread/*")
+    ready(page)
+    assert page.locator("article.question").count() == 1 and page.locator("article.answer").count() >= 1
+    assert page.evaluate("location.hash") == "#" + target
+    assert page.locator(f"article#{target}").count() == 1
+    assert page.locator("article .body .katex").count() > 5 and page.evaluate(UNRENDERED) == 0
+    assert page.locator("#title .hl .katex, article .hl .katex").count() > 0  # the query's formula marked
+    assert page.locator("section.links a").count() >= 1  # duplicates and related threads
+    assert "$" not in page.locator("#title").evaluate(
+        "el => { const c = el.cloneNode(true); c.querySelectorAll('.katex').forEach(k => k.remove()); return c.textContent; }")
+    snap(page, shots, "thread")
+    page.get_by_text("Back to the results").click()
+    page.wait_for_url("**/?q=*")
+    assert page.locator("li.hit").count() == 10
+    page.close()
+
+
+def test_task3_answer_and_phone_width(site, browser, shots):
+    page = browser.new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(site + "/?task=3&q=" + "Why+does+%24%5Csum+1%2Fn%24+diverge%3F")
+    ready(page)
+    assert len(page.locator("#answer").inner_text()) > 50
+    assert page.locator("ol.sources li").count() >= 1
+    # readable on a phone: nothing wider than the screen makes the page scroll sideways
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.goto(site + "/?q=prime+numbers+%24p%24")
+    ready(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert page.locator("li.hit").count() == 10
+    snap(page, shots, "search-phone")
+    page.close()
