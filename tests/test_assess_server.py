@@ -152,3 +152,33 @@ def test_a_server_killed_outright_loses_at_most_the_judgement_in_flight(sample_i
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(30)
+
+
+def test_the_assessment_api_answers_every_generated_request_as_its_schema_says(sample_index: Path, pool_db: Path):
+    """schemathesis over the /api/assess operations: no 5xx, no valid request refused, statuses and
+    bodies as /openapi.json says."""
+    import hypothesis
+    import schemathesis
+
+    from mathsearch.web.app import create_app
+
+    api = schemathesis.openapi.from_asgi("/openapi.json", create_app(sample_index, pool_db))
+    failures: list[str] = []
+    labels: list[str] = []
+
+    def check(case) -> None:
+        labels.append(case.operation.label)
+        try:
+            case.call_and_validate()
+        except Exception as exc:  # noqa: BLE001  (collected, reported together below)
+            failures.append(f"{case.operation.label}: {exc}"[:800])
+
+    for result in api.get_all_operations():
+        operation = result.ok()
+        if "/api/assess/" not in operation.label:
+            continue
+        settings = hypothesis.settings(max_examples=10, deadline=None, database=None, derandomize=True,
+                                       suppress_health_check=list(hypothesis.HealthCheck))
+        settings(hypothesis.given(case=operation.as_strategy())(check))()
+    assert len(set(labels)) == 6 and len(labels) >= 40
+    assert not failures, "\n".join(failures[:5])

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi import Path as PathParam
@@ -45,13 +45,107 @@ from .render import TEMPLATES_DIR, post_html, text_html
 
 MAX_ITEM_ID = 2**62
 MAX_COMMENT = 2000
+MAX_TOPIC_ID = 64
+# An assessor's name (mathsearch.assess.db.check_assessor): a letter or digit, then up to 39 more of these.
+NAME_PATTERN = r"^\w[\w .@'-]{0,39}$"
+
+
+class Problem(BaseModel):
+    detail: str
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": Problem}, 404: {"model": Problem}}
 
 
 class JudgementIn(BaseModel):
     item_id: int = Field(ge=1, le=MAX_ITEM_ID)
-    assessor: str = Field(min_length=1, max_length=40)
-    grade: int = Field(description="0-3, 5 (system failure) or 6 (do not know).")
+    assessor: str = Field(min_length=1, max_length=40, pattern=NAME_PATTERN)
+    grade: Literal[0, 1, 2, 3, 5, 6] = Field(description="0-3, 5 (system failure) or 6 (do not know).")
     comment: str = Field("", max_length=MAX_COMMENT)
+
+
+class GradeOut(BaseModel):
+    code: int
+    rating: str
+    definition: str
+    key: str
+
+
+class TopicProgress(BaseModel):
+    topic_id: str
+    title: str
+    items: int
+    judged: int = Field(description="Items this assessor judged (anyone, without an assessor).")
+    judged_any: int
+    overlap: bool
+
+
+class Counts(BaseModel):
+    items: int
+    judged: int
+    judged_any: int
+
+
+class StateOut(BaseModel):
+    task: int
+    pool: str
+    pool_id: str
+    assessor: str | None
+    assessors: list[str]
+    overlap: list[str]
+    topics: list[TopicProgress]
+    overall: Counts
+    grades: dict[str, list[GradeOut]] = Field(description="The grades of each item kind: answer, formula, task3.")
+
+
+class ItemRef(BaseModel):
+    item_id: int
+    kind: str
+    group: str | None = Field(description="Task 2: the visual id the instance belongs to.")
+    grade: int | None
+    comment: str
+
+
+class TopicOut(BaseModel):
+    topic_id: str
+    title_html: str
+    question_html: str
+    tags: list[str]
+    overlap: bool
+    items: list[ItemRef]
+
+
+class ItemOut(BaseModel):
+    item_id: int
+    topic_id: str
+    kind: str
+    html: str = Field(description="The candidate, sanitised, formulae as <span class=\"tex\">.")
+    matched: int = Field(description="Formulae marked as matching the topic's.")
+    post_id: int | None = None
+
+
+class TopicCounts(Counts):
+    topic_id: str
+
+
+class SavedJudgement(BaseModel):
+    item_id: int
+    assessor: str
+    grade: int
+    comment: str
+    judged_at: str
+
+
+class SavedOut(BaseModel):
+    saved: SavedJudgement
+    topic: TopicCounts
+    overall: Counts
+
+
+class ClearedOut(BaseModel):
+    cleared: bool
+    topic: TopicCounts
+    overall: Counts
 
 
 class _Local(threading.local):
@@ -113,8 +207,8 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
         meta = db().meta()
         return templates.TemplateResponse(request, "assess.html", {"task": int(meta["task"]), "pool": pool_db.name})
 
-    @router.get("/api/assess/state", tags=["assess"])
-    def state(assessor: str | None = Query(None, max_length=40)) -> dict[str, Any]:
+    @router.get("/api/assess/state", response_model=StateOut, responses=ERRORS, tags=["assess"])
+    def state(assessor: str | None = Query(None, min_length=1, max_length=40, pattern=NAME_PATTERN)) -> dict[str, Any]:
         """The pool (task, grades, assessors, overlap set) and progress per topic and overall."""
         d = db()
         try:
@@ -128,8 +222,9 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
                 "grades": {kind: [{"code": g.code, "rating": g.rating, "definition": g.definition, "key": g.key}
                                   for g in grades_for(kind)] for kind in (ANSWER, FORMULA, TASK3)}}
 
-    @router.get("/api/assess/topics/{topic_id}", tags=["assess"])
-    def topic(topic_id: str = PathParam(..., max_length=64), assessor: str | None = Query(None, max_length=40)) -> dict:
+    @router.get("/api/assess/topics/{topic_id}", response_model=TopicOut, responses=ERRORS, tags=["assess"])
+    def topic(topic_id: str = PathParam(..., max_length=MAX_TOPIC_ID),
+              assessor: str | None = Query(None, min_length=1, max_length=40, pattern=NAME_PATTERN)) -> dict:
         """The topic (title, question, tags; Task 2's query formula marked) and its items in display order,
         each with this assessor's grade."""
         d = db()
@@ -154,7 +249,7 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
                            "grade": mine[i.item_id].grade if i.item_id in mine else None,
                            "comment": mine[i.item_id].comment if i.item_id in mine else ""} for i in items]}
 
-    @router.get("/api/assess/items/{item_id}", tags=["assess"])
+    @router.get("/api/assess/items/{item_id}", response_model=ItemOut, responses=ERRORS, tags=["assess"])
     def item(item_id: int = PathParam(..., ge=1, le=MAX_ITEM_ID)) -> dict:
         """The candidate rendered for the right-hand pane (sanitised HTML, formulae as KaTeX elements)."""
         d = db()
@@ -205,7 +300,7 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
                          f'{text_html(question.title or "", marks)}</summary><div class="body">{qbody}</div></details>')
         return {"html": "".join(parts), "matched": _count_marks(body), "post_id": post.post_id}
 
-    @router.post("/api/assess/judgements", tags=["assess"])
+    @router.post("/api/assess/judgements", response_model=SavedOut, responses=ERRORS, tags=["assess"])
     def judge(j: JudgementIn) -> dict:
         """Record an assessor's grade of an item (committed before this answers)."""
         d = db()
@@ -218,8 +313,9 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
                           "comment": saved.comment, "judged_at": saved.judged_at},
                 **_counts(d, saved.assessor, topic_id)}
 
-    @router.delete("/api/assess/judgements/{item_id}", tags=["assess"])
-    def clear(item_id: int = PathParam(..., ge=1, le=MAX_ITEM_ID), assessor: str = Query(..., max_length=40)) -> dict:
+    @router.delete("/api/assess/judgements/{item_id}", response_model=ClearedOut, responses=ERRORS, tags=["assess"])
+    def clear(item_id: int = PathParam(..., ge=1, le=MAX_ITEM_ID),
+              assessor: str = Query(..., min_length=1, max_length=40, pattern=NAME_PATTERN)) -> dict:
         """Withdraw an assessor's grade of an item (the history keeps it)."""
         d = db()
         try:
@@ -230,7 +326,7 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
             raise fail(exc) from None
         return {"cleared": cleared, **_counts(d, name or "", topic_id)}
 
-    @router.get("/api/assess/agreement", tags=["assess"])
+    @router.get("/api/assess/agreement", responses=ERRORS, tags=["assess"])
     def kappa() -> dict:
         """Cohen's kappa of each pair of assessors on the items both graded, per topic and overall."""
         d = db()
