@@ -177,8 +177,8 @@ def test_the_assessment_api_answers_every_generated_request_as_its_schema_says(s
         operation = result.ok()
         if "/api/assess/" not in operation.label:
             continue
-        settings = hypothesis.settings(max_examples=10, deadline=None, database=None, derandomize=True,
+        settings = hypothesis.settings(max_examples=6, deadline=None, database=None, derandomize=True,
                                        suppress_health_check=list(hypothesis.HealthCheck))
         settings(hypothesis.given(case=operation.as_strategy())(check))()
-    assert len(set(labels)) == 6 and len(labels) >= 40
+    assert len(set(labels)) == 6 and len(labels) >= 30
     assert not failures, "\n".join(failures[:5])

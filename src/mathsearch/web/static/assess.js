@@ -325,6 +325,12 @@
   // -- keys -------------------------------------------------------------------------------------------
   function onKey(e) {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (!$("picker").hidden && e.key === "Escape" && S.assessor && S.topic) {  // back, as the same assessor
+      $("picker").hidden = true;
+      $("work").hidden = false;
+      root().dataset.state = "ready";
+      return;
+    }
     if (!$("picker").hidden || $("work").hidden) return;  // the picker's form takes Enter
     const t = e.target;
     if (t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT")) {
