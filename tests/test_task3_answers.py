@@ -3,14 +3,18 @@ the topic's formula preferred, sources that are real answer posts, and the run a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import tomllib
 from collections import Counter
+from importlib import resources
 
 import pytest
 from conftest import TOPICS
 from typer.testing import CliRunner
 
+from mathsearch.answers import NO_ANSWER
 from mathsearch.answers.extract import Candidate, ChoiceWeights, QueryProfile, choose, extract
 from mathsearch.answers.passages import (
     CODE,
@@ -24,9 +28,10 @@ from mathsearch.answers.passages import (
     text_pieces,
 )
 from mathsearch.cli import app
+from mathsearch.errors import InputError
 from mathsearch.readers.runs import read_task3_run
 from mathsearch.readers.topics import read_topics
-from mathsearch.systems import SearchContext, SearchQuery, make_system
+from mathsearch.systems import SearchContext, SearchQuery, make_system, spec
 from mathsearch.text.analysis import split_math
 
 
@@ -87,6 +92,15 @@ def test_long_answer_cut_at_a_sentence_boundary_never_inside_a_formula():
     short = condense(pieces(huge), 40)
     assert short.endswith(" …") and len(short) <= 40 and balanced(short)
     assert cut_words("see $a b c d e f$ here", 12) == "see …"  # never between $ and $
+
+
+def test_latexml_line_continuations_do_not_comment_out_the_rest_of_a_formula():
+    # The collection's LaTeX (LaTeXML alttexts) wraps long formulae with "%" + newline, read as "% ":
+    # an unescaped % would comment out the rest of the formula in a one-line answer.
+    body = "<p>Hence " + span("\\frac{1}{% n}<\\infty", 1) + " and " + span("50\\%", 2) + " of it.</p>"
+    ps = pieces(body)
+    assert ps[0].text == "Hence $\\frac{1}{n}<\\infty$ and $50\\%$ of it."
+    assert ps[0].formulae == ("\\frac{1}{n}<\\infty", "50\\%")
 
 
 def test_text_pieces_of_a_generated_answer():
@@ -187,3 +201,38 @@ def test_answer_command_prints_the_answer_and_its_sources(sample_index):
     assert empty.exit_code != 0 and "empty" in empty.output
     task1 = CliRunner().invoke(app, ["answer", "--index", str(sample_index), "x", "--system", "bm25-thread"])
     assert task1.exit_code != 0 and "answering systems" in task1.output
+
+
+def test_every_task3_default_lives_in_task3_toml(monkeypatch):
+    from mathsearch.systems import task3
+
+    cfg = tomllib.loads(resources.files("mathsearch.systems").joinpath("task3.toml").read_text(encoding="utf-8"))
+    for cls in (task3.FirstHit, task3.Extract, task3.Generate):
+        assert {f.name: f.default for f in dataclasses.fields(cls)} == cfg[cls.NAME]
+    assert spec(make_system("extract")) == "extract" and spec(make_system("extract:k=3")) == "extract:k=3"
+    system = make_system("extract:piece_lead=2,words=0.3")
+    assert system.piece_weights.lead == 2 and system.choice.words == 0.3 and system.choice.k == cfg["extract"]["k"]
+    monkeypatch.setattr(task3, "_DEFAULTS", {**cfg, "extract": {**cfg["extract"], "wrods": 0.1}})
+    with pytest.raises(InputError, match="unknown: wrods"):
+        task3._check_config(task3.Extract)
+    monkeypatch.setattr(task3, "_DEFAULTS", {**cfg, "extract": {k: v for k, v in cfg["extract"].items() if k != "k"}})
+    with pytest.raises(InputError, match="missing: k"):
+        task3._check_config(task3.Extract)
+
+
+def test_answer_from_a_given_ranking(sample_index, topics2020):
+    from mathsearch.systems.task3 import base_system
+
+    ctx = SearchContext(sample_index)
+    system = make_system("extract")
+    query = SearchQuery.from_topic(topics2020[0])
+    found = base_system(ctx, "").search(ctx, query, 10)
+    ranking = [(d, found[d]) for d in found.ordered()]
+    assert system.answer_from(ctx, query, ranking) == system.answer(ctx, query)
+    # Only the top k are candidates: a ranking whose first k hits are gone gives another source.
+    later = system.answer_from(ctx, query, ranking[system.k:])
+    assert later.sources and later.sources[0] not in {d for d, _ in ranking[: system.k]}
+    none = system.answer_from(ctx, query, [])
+    assert none.text == NO_ANSWER and none.sources == ()
+    first = make_system("first-hit").answer_from(ctx, query, ranking)
+    assert first.sources == (ranking[0][0],) and 1 <= len(first.text) <= 1200

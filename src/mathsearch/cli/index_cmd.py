@@ -15,6 +15,7 @@ from rich.progress import (
 )
 
 from ..indexes.build import build_index
+from ..indexes.mirmu import check_artifacts
 from ._common import console as make_console
 from ._common import friendly_errors, print_json
 
@@ -52,6 +53,7 @@ def index(
             bar.update(tasks[stage], completed=min(done, total))
 
         mirmu = tuple(dict.fromkeys(n.strip() for n in with_.split(",") if n.strip()))
+        check_artifacts(mirmu)  # an unknown name or a missing extra: one sentence, before any work
         counts = build_index(collection, index_dir, progress, store_only=store_only,
                              optional=(("dense",) if dense or encoder is not None or query_encoder is not None else ())
                              + mirmu,

@@ -8,18 +8,25 @@ separates ours; empty: ``ours`` as the index allows, see :func:`~.ours.default_s
 * ``first-hit``: the first hit, its longest opening that fits (cut between sentences);
 * ``extract``: the best of the top ``k`` answers by retrieval score, rank, length, the question's
   math and words and, where known, dense similarity, votes and the accepted flag (weights tuned on
-  2020 and 2021 with ``ours``; the formula, votes, accepted and dense weights came out 0 on the
-  sample, which has no votes nor accepted flags); when longer than the budget, its most useful
-  sentences, displayed equations, items and code blocks (:mod:`mathsearch.answers.extract`);
+  2020 and 2021 with ``ours`` by ``bench/tune_task3.py``; the formula, dense, votes and accepted
+  weights came out 0 on the sample, which has no votes nor accepted flags); when longer than the
+  budget, its most useful sentences, displayed equations, items and code blocks
+  (:mod:`mathsearch.answers.extract`);
 * ``generate``: retrieval-augmented generation through an OpenAI-compatible endpoint (URL and
   model as parameters or from the environment; the key only from the environment, so that it
   never lands in a run tag); when the endpoint fails or answers nothing, the ``extract`` answer,
   so the run stays valid.
+
+Every parameter's default lives in the packaged ``task3.toml`` (one table per system, a key per
+field: a misspelt or missing key is an error when this module is imported); a spec overrides it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..answers import NO_ANSWER, Answer
 from ..answers.extract import (
@@ -35,9 +42,30 @@ from ..answers.passages import MAX_ANSWER_CHARS
 from ..errors import InputError
 from ..records import Task3Answer, Topic
 from .base import SearchContext, SearchQuery, make_system, needs_of, register, spec
+from .config import read_toml
 
 DEFAULT_SYSTEM = "extract"  # what `mathsearch answer` and `run --task 3` run unless told
 DEFAULT_BASE_NEEDS = ("store", "text", "formula")  # ours:dense=False; dense vectors used when present
+CONFIG = "task3.toml"  # every parameter's default, one table per system
+_DEFAULTS = read_toml("", CONFIG)
+
+
+def _default(system: str, key: str) -> Any:
+    try:
+        return _DEFAULTS[system][key]
+    except KeyError:
+        raise InputError(f"system config {CONFIG}: [{system}] has no key {key!r}") from None
+
+
+def _check_config(cls: type) -> type:
+    """Refuse a ``task3.toml`` table whose keys are not exactly the fields of ``cls``."""
+    fields = {f.name for f in dataclasses.fields(cls) if f.init}
+    keys = set(_DEFAULTS.get(cls.NAME, {}))
+    if keys != fields:
+        raise InputError(f"system config {CONFIG}: [{cls.NAME}] should hold exactly {', '.join(sorted(fields))}; "
+                         f"unknown: {', '.join(sorted(keys - fields)) or 'none'}, missing: "
+                         f"{', '.join(sorted(fields - keys)) or 'none'}")
+    return cls
 
 
 def base_spec(base: str) -> str:
@@ -89,6 +117,7 @@ def _dense(ctx: SearchContext, query: SearchQuery, ids: list[str]) -> dict[int, 
 
 
 @register
+@_check_config
 @dataclass(frozen=True)
 class FirstHit:
     """The reference point: the first hit of the Task 1 ranking, its longest opening that fits."""
@@ -97,45 +126,56 @@ class FirstHit:
     TASK = 3
     DESCRIPTION = "the first hit of a Task 1 ranking, cut between sentences to 1,200 characters"
     ANS_TYPE = "extract"
-    base: str = ""
+    base: str = _default("first-hit", "base")
 
     def needs(self) -> tuple[str, ...]:
         return _base_needs(self.base)
 
     def answer(self, ctx: SearchContext, query: SearchQuery) -> Answer:
+        return self.answer_from(ctx, query, _ranking(ctx, self.base, query, 1))
+
+    def answer_from(self, ctx: SearchContext, query: SearchQuery, ranking: Sequence[tuple[str, float]]) -> Answer:
+        """The answer drawn from ``ranking`` (``(answer id, score)``, best first), e.g. a cached one."""
         profile = QueryProfile.of(query.title, query.question)
-        found = candidates(ctx.store, _ranking(ctx, self.base, query, 1), profile, 1)
+        found = candidates(ctx.store, ranking, profile, 1)
         if not found:
             return Answer(NO_ANSWER, (), 0.0)
         text = extract(found[0], profile, prefix=True)
         return Answer(text or NO_ANSWER, (str(found[0].post_id),) if text else (), 1.0)
 
 
+def _x(key: str) -> Any:
+    return _default("extract", key)
+
+
 @register
+@_check_config
 @dataclass(frozen=True)
 class Extract:
-    """Our extractive system (see the module text); every weight is a parameter."""
+    """Our extractive system (see the module text); every weight is a parameter, its default in
+    ``task3.toml``."""
 
     NAME = "extract"
     TASK = 3
     DESCRIPTION = "the best of the top k answers for the question's words and math, its most useful sentences"
     ANS_TYPE = "extract"
-    base: str = ""
-    k: int = 2
-    retrieval: float = 1.0
-    rank: float = 0.01
-    formula: float = 0.0
-    exact: float = 0.0
-    words: float = 0.1
-    too_long: float = 0.05
-    votes: float = 0.0
-    accepted: float = 0.0
-    dense: float = 0.0  # used where the index has vectors
-    prefix: bool = False  # keep the longest opening that fits rather than the most useful pieces
-    piece_formula: float = 1.0
-    piece_exact: float = 1.0
-    piece_words: float = 1.0
-    piece_position: float = 0.5
+    base: str = _x("base")
+    k: int = _x("k")
+    retrieval: float = _x("retrieval")
+    rank: float = _x("rank")
+    formula: float = _x("formula")
+    exact: float = _x("exact")
+    words: float = _x("words")
+    too_long: float = _x("too_long")
+    votes: float = _x("votes")
+    accepted: float = _x("accepted")
+    dense: float = _x("dense")  # used where the index has vectors
+    prefix: bool = _x("prefix")  # keep the longest opening that fits rather than the most useful pieces
+    piece_formula: float = _x("piece_formula")
+    piece_exact: float = _x("piece_exact")
+    piece_words: float = _x("piece_words")
+    piece_position: float = _x("piece_position")
+    piece_lead: int = _x("piece_lead")
 
     def needs(self) -> tuple[str, ...]:
         return _base_needs(self.base)
@@ -147,11 +187,16 @@ class Extract:
 
     @property
     def piece_weights(self) -> PieceWeights:
-        return PieceWeights(self.piece_formula, self.piece_exact, self.piece_words, self.piece_position)
+        return PieceWeights(self.piece_formula, self.piece_exact, self.piece_words, self.piece_position,
+                            self.piece_lead)
 
     def answer(self, ctx: SearchContext, query: SearchQuery) -> Answer:
+        return self.answer_from(ctx, query, _ranking(ctx, self.base, query, self.k))
+
+    def answer_from(self, ctx: SearchContext, query: SearchQuery, ranking: Sequence[tuple[str, float]]) -> Answer:
+        """The answer drawn from ``ranking`` (``(answer id, score)``, best first), e.g. a cached one."""
         profile = QueryProfile.of(query.title, query.question)
-        ranking = _ranking(ctx, self.base, query, self.k)
+        ranking = list(ranking[: self.k])
         accepted = _accepted(ctx, [d for d, _ in ranking]) if self.accepted and ranking else None
         dense = _dense(ctx, query, [d for d, _ in ranking]) if self.dense and ranking else None
         found = candidates(ctx.store, ranking, profile, self.k, accepted, dense)
@@ -174,7 +219,12 @@ class Extract:
         return out
 
 
+def _g(key: str) -> Any:
+    return _default("generate", key)
+
+
 @register
+@_check_config
 @dataclass(frozen=True)
 class Generate:
     """Retrieval-augmented generation (off by default: it needs an endpoint; see the module text)."""
@@ -183,15 +233,15 @@ class Generate:
     TASK = 3
     DESCRIPTION = "an answer generated from the top passages by an OpenAI-compatible chat model, citing them"
     ANS_TYPE = "generate"
-    base: str = ""
-    url: str = ""  # empty: $MATHSEARCH_LLM_URL
-    model: str = ""  # empty: $MATHSEARCH_LLM_MODEL
-    passages: int = 3
-    passage_chars: int = 1200
-    retries: int = 2  # asks again this many times while the answer is too long or empty
-    temperature: float = 0.2
-    max_tokens: int = 600
-    timeout: float = 60.0
+    base: str = _g("base")
+    url: str = _g("url")  # empty: $MATHSEARCH_LLM_URL
+    model: str = _g("model")  # empty: $MATHSEARCH_LLM_MODEL
+    passages: int = _g("passages")
+    passage_chars: int = _g("passage_chars")
+    retries: int = _g("retries")  # asks again this many times while the answer is too long or empty
+    temperature: float = _g("temperature")
+    max_tokens: int = _g("max_tokens")
+    timeout: float = _g("timeout")
 
     def needs(self) -> tuple[str, ...]:
         return _base_needs(self.base)
