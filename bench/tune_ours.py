@@ -18,13 +18,14 @@ import sys
 from pathlib import Path
 
 import mathsearch.systems  # noqa: F401  (registers every signal, the formula one too)
+from mathsearch import ranking
 from mathsearch.evaluation.measures import RANKED_MEASURES
 from mathsearch.evaluation.subcollection import restrict_qrels
 from mathsearch.evaluation.trec import TrecScorer, cut_depth
 from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics
-from mathsearch.systems import SearchContext, SearchQuery
-from mathsearch.systems.ours import combine, load_config
+from mathsearch.systems import SearchContext, SearchQuery, signals
+from mathsearch.systems.ours import OursConfig, combine, load_config
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 ALLOWED = ("2020", "2021")
@@ -41,14 +42,61 @@ class Bench:
             queries = [SearchQuery.from_topic(t) for t in topics if t.topic_id in qrels]
             self.years[year] = (queries, TrecScorer(qrels, RANKED_MEASURES))
 
+        # Each signal's scores per topic, by the signal's settings other than its weight (and the
+        # similar questions' settings it may start from): a trial that changes a weight only
+        # re-fuses; one that changes a field recomputes that one signal.  Two variants are kept
+        # per topic and signal (the best so far and the trial), so memory stays bounded.
+        self.cache: dict[tuple[str, str], dict[str, dict[int, float]]] = {}
+
+    def fused(self, config: dict, query: SearchQuery) -> dict[int, float]:
+        """What :func:`combine` returns for ``config``, from the cached signals."""
+        parsed = OursConfig.parse(config, "(tuning)")
+        sections = config.get("signals", {})
+        similar_key = json.dumps({k: v for k, v in sections.get("questions", {}).items() if k != "weight"}, sort_keys=True)
+        questions: dict[int, float] | None = None
+
+        def similar() -> dict[int, float]:
+            nonlocal questions
+            if questions is None:
+                sig = parsed.similar
+                questions = signals.similar_questions(self.ctx, query, sig.fields, sig.limit)
+            return questions
+
+        parts = []
+        for name, _, sig in parsed.signals:
+            if sig.weight <= 0:
+                continue
+            variant = json.dumps({k: v for k, v in sections[name].items() if k != "weight"}, sort_keys=True) + similar_key
+            kept = self.cache.setdefault((query.query_id, name), {})
+            if variant not in kept:
+                if len(kept) >= 2:
+                    kept.pop(next(iter(kept)))
+                kept[variant] = sig.scores(self.ctx, query, similar)
+            else:  # most recently used last
+                kept[variant] = kept.pop(variant)
+            if kept[variant]:
+                parts.append((sig.weight, kept[variant]))
+        found = [f for _, f in parts]
+        weights = [w for w, _ in parts]
+        if parsed.fusion.method == "rrf":
+            return ranking.rrf(found, weights, parsed.fusion.rrf_k)
+        return ranking.combsum(found, weights, "minmax")
+
     def scores(self, config: dict, years: list[str]) -> dict[str, dict[str, float]]:
         out = {}
         for year in years:
             queries, scorer = self.years[year]
-            run = {q.query_id: {str(a): s for a, s in combine(self.ctx, q, config).items()} for q in queries}
+            run = {q.query_id: {str(a): s for a, s in self.fused(config, q).items()} for q in queries}
             per_topic = scorer.score(cut_depth(run))
             out[year] = {m: sum(v.values()) / len(v) for m, v in per_topic.items()}
         return out
+
+    def check(self, config: dict, years: list[str]) -> None:
+        """The cached fusion gives what ``ours`` itself gives (first topic of each year)."""
+        for year in years:
+            query = self.years[year][0][0]
+            if self.fused(config, query) != combine(self.ctx, query, config):
+                sys.exit(f"cached fusion differs from ours on {query.query_id}: tune_ours.py is out of date")
 
 
 def objective(scores: dict[str, dict[str, float]]) -> float:
@@ -114,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"only {', '.join(ALLOWED)} may be used for tuning or validation")
     bench = Bench(args.index, sorted(set(tune_years + test_years)))
     start = load_config(args.config)
+    bench.check(start, sorted(set(tune_years + test_years)))
     every = sorted(set(tune_years + test_years))
     print(f"start:      {describe(bench.scores(start, every))}")
     tuned = tune(bench, start, tune_years, args.rounds)
