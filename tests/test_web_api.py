@@ -5,12 +5,19 @@ calls as the CLI, bounded inputs refused with a clear 4xx, sanitised HTML, and s
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import time
 
+import httpx
 import hypothesis
 import pytest
 import schemathesis
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+from web_support import free_port
 
+from mathsearch.cli import app as cli
 from mathsearch.errors import InputError
 from mathsearch.readers.dollar_math import find_math
 from mathsearch.searcher import Searcher, snippet
@@ -201,3 +208,28 @@ def test_schemathesis_finds_no_server_error(app):
         settings(hypothesis.given(case=operation.as_strategy())(checker(check, operation.label)))()
     assert calls >= 40
     assert not failures, "\n".join(failures[:5])
+
+
+def test_serve_command_serves_and_refuses_clearly(sample_index, tmp_path):
+    """``mathsearch serve`` as a person runs it: a real process on a free loopback port."""
+    missing = CliRunner().invoke(cli, ["serve", "--index", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "no index at" in missing.stderr
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "mathsearch", "serve", "--index", str(sample_index), "--port", str(port)],
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10)
+                break
+            except httpx.HTTPError:
+                assert server.poll() is None and time.monotonic() < deadline, "mathsearch serve did not start"
+                time.sleep(0.3)
+        assert health.status_code == 200 and health.json()["status"] == "ok"
+        page = httpx.get(f"http://127.0.0.1:{port}/", params={"q": "prime $p$"}, timeout=60)
+        assert page.status_code == 200 and page.text.count('<li class="hit">') == 10
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert f"http://127.0.0.1:{port}/" in server.stderr.read()
