@@ -93,7 +93,7 @@ def test_a_server_killed_outright_loses_at_most_the_judgement_in_flight(sample_i
         items = [i.item_id for i in db.items()]
     acked: dict[str, dict[int, int]] = {"ann": {}, "bob": {}}
     in_flight: dict[str, tuple[int, int] | None] = {"ann": None, "bob": None}
-    failures: dict[str, str] = {}
+    failures: dict[str, object] = {}
 
     def assess(name: str, order: list[int]) -> None:
         # Round after round over the pool (grades change each round) until the server is gone.
@@ -104,7 +104,7 @@ def test_a_server_killed_outright_loses_at_most_the_judgement_in_flight(sample_i
                 try:
                     r = client.post(f"{base}/judgements", json={"item_id": item, "assessor": name, "grade": grade})
                 except httpx.HTTPError as exc:
-                    failures[name] = repr(exc)
+                    failures[name] = exc
                     return
                 if r.status_code != 200:
                     failures[name] = f"{r.status_code} {r.text}"
@@ -130,7 +130,7 @@ def test_a_server_killed_outright_loses_at_most_the_judgement_in_flight(sample_i
     assert server.returncode == -signal.SIGKILL
     assert min(len(a) for a in acked.values()) >= 15
     assert set(failures) == {"ann", "bob"}, failures  # both were cut off mid-session by the kill
-    assert all("ConnectError" in f or "RemoteProtocolError" in f or "ReadError" in f for f in failures.values())
+    assert all(isinstance(f, httpx.TransportError) for f in failures.values()), failures  # the kill, no 5xx
     with sqlite3.connect(pool_db) as raw:
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     with AssessDB(pool_db) as db:
