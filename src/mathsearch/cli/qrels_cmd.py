@@ -20,8 +20,7 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace qrels files of the same names."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Write the lab's qrels files (Task 1 answer ids; Task 2 visual ids and formula ids; Task 3 answer ids with
-    the answer map and texts) that mathsearch eval reads."""
+    """Write the lab's qrels files that mathsearch eval reads (Task 1, Task 2 by visual and formula ids, Task 3)."""
     from ..assess import AssessDB, export_qrels
 
     with AssessDB(pool_db) as db:
