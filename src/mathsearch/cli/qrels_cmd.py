@@ -9,7 +9,7 @@ import typer
 from ._common import console, friendly_errors, print_json
 
 qrels_app = typer.Typer(name="qrels", help="Qrels from an assessment database (mathsearch pool): export, "
-                        "agreement between assessors, progress.", no_args_is_help=True)
+                        "agreement between assessors, progress, coverage of other qrels.", no_args_is_help=True)
 
 
 def export(
