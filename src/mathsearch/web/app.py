@@ -3,8 +3,8 @@
     create_app(index_dir, pool_db=None) -> FastAPI
 
 Pages: ``/?q=...&task=1|2|3&page=N`` (search), ``/thread/{post_id}``, ``/formula?latex=...`` (or
-``?id=``).  API (schema at ``/openapi.json``, browsable at ``/docs``): ``/api/search``,
-``/api/thread/{post_id}``, ``/api/formula``, ``/health``.  With ``pool_db`` the assessment pages
+``?id=``).  API (schema at ``/openapi.json``): ``/api/search``, ``/api/thread/{post_id}``,
+``/api/formula?latex=``, ``/api/formula/{formula_id}``, ``/health``.  With ``pool_db`` the assessment pages
 of :mod:`mathsearch.web.assess` are mounted too.
 
 Every input is bounded (query length, page, page size, post id, formula length) and refused with
@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
@@ -252,7 +252,8 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
                          f"{STATIC_DIR / 'katex'}): run `{SETUP_COMMAND}`.")
     service = _Service(index_dir, budget)
     service.searcher.ctx.store  # noqa: B018  (a folder that is no index is refused now, not at the first query)
-    app = FastAPI(title="mathsearch", version="1", description=(
+    # FastAPI's /docs and /redoc pages load from a CDN: /docs leads to the schema, /openapi.json, instead.
+    app = FastAPI(title="mathsearch", version="1", docs_url=None, redoc_url=None, description=(
         "Math-aware search over an ARQMath / Math Stack Exchange collection: answers (Task 1), formulae "
         "(Task 2), one answer with its sources (Task 3). Queries are text with $LaTeX$ formulae."))
     app.state.service = service
@@ -269,6 +270,11 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
     @app.exception_handler(MathsearchError)
     async def clear_error(request: Request, exc: MathsearchError):
         return JSONResponse({"detail": str(exc)}, status_code=404 if "not in the collection" in str(exc) else 400)
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> RedirectResponse:
+        """The API's description: its schema (FastAPI's own /docs page would come from a CDN)."""
+        return RedirectResponse("/openapi.json")
 
     # -- JSON API ------------------------------------------------------------------------------
     @app.get("/health", response_model=Health, tags=["api"])
