@@ -1,6 +1,7 @@
 """Ray against the current build, and batch runs on Ray, on a generated collection (issue 14).
 
     nice python bench/bench_ray.py --answers 100000 [--work /tmp/bench_ray] [--cpus 2] [--topics 100]
+    python bench/bench_ray.py --agreement SINGLE_INDEX SHARDED_INDEX [--work DIR]   # sharded vs single runs
 
 Steps, each in its own process (so that one's Ray cluster and memory are its own):
 1. ``bench/make_collection.py --answers N`` (skipped when the collection is already there);
@@ -118,6 +119,54 @@ print(json.dumps(out))
 """
 
 
+AGREEMENT_SYSTEMS = {1: ["bm25-answer", "bm25-thread", "tfidf-words", "tfidf-latex", "tangent-s", "tfidf-tangent-s",
+                         "linked-posts", "ours:dense=False"], 2: ["formula", "tangent-s-formula"]}
+
+
+def agreement(single: Path, sharded: Path, work: Path) -> None:
+    """Every Task 1 and 2 system over the 2020 and 2021 topics on both indexes, written as run files
+    and scored as ``mathsearch eval --task T --qrels Q --index SINGLE --collection-only A B`` does;
+    top-10 overlap and identical top 10s over the topics scored."""
+    from mathsearch.evaluation import evaluate_runs, from_index
+    from mathsearch.readers.topics import read_topics
+    from mathsearch.runs import write_formula_run, write_trec_run
+    from mathsearch.systems import SearchContext, make_system, run_system
+
+    qrels_dir = TOPICS.parent / "qrels"
+    facts = from_index(single)
+    contexts = {"single": SearchContext(single), "sharded": SearchContext(sharded)}
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"single: {single}; sharded: {sharded}")
+    print("\n| task | year | system | nDCG' single | nDCG' sharded | difference | mean top-10 overlap | identical top 10 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for task, systems in AGREEMENT_SYSTEMS.items():
+        for year in (2020, 2021):
+            topics = read_topics(TOPICS / f"task{task}-{year}.xml", TOPICS / "formulas" / f"formulas-{year}-latex.tsv")
+            for spec in systems:
+                paths, tops = [], {}
+                for label, ctx in contexts.items():
+                    hits = run_system(make_system(spec), ctx, topics)
+                    path = work / f"task{task}-{year}-{spec.replace(':', '_')}-{label}.tsv"
+                    (write_trec_run if task == 1 else write_formula_run)(path, hits, lookup=contexts["single"].store)
+                    paths.append(path)
+                    per_topic: dict[str, list] = {}
+                    key = (lambda h: h.doc_id) if task == 1 else (lambda h: h.formula_id)
+                    for h in sorted(hits, key=lambda h, key=key: (-h.score, -int(key(h)))):  # trec_eval's order
+                        per_topic.setdefault(h.query_id, []).append(h)
+                    tops[label] = per_topic
+                report = evaluate_runs(task, qrels_dir / f"task{task}-{year}.tsv", paths, facts=facts, collection_only=True)
+                a, b = (r.means["nDCG'"] for r in report.runs)
+                scored = report.runs[0].per_topic["nDCG'"].keys()
+                overlaps, same = [], 0
+                for t in scored:
+                    x = [key(h) for h in tops["single"].get(t, [])[:10]]
+                    y = [key(h) for h in tops["sharded"].get(t, [])[:10]]
+                    overlaps.append(len(set(x) & set(y)) / max(len(x), len(y), 1))
+                    same += x == y
+                print(f"| {task} | {year} | {spec} | {a:.4f} | {b:.4f} | {b - a:+.4f} | "
+                      f"{sum(overlaps) / len(overlaps):.3f} | {same}/{len(overlaps)} |", flush=True)
+
+
 def _child(code: str, *args: str) -> dict:
     env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False, env=env)
@@ -136,8 +185,16 @@ def main() -> None:
     p.add_argument("--work", type=Path, default=Path("/tmp/bench_ray"))
     p.add_argument("--cpus", type=int, default=2, help="Ray workers (CPUs of the one local node)")
     p.add_argument("--topics", type=int, default=100, help="2021 topics per task in the batch runs")
-    p.add_argument("--skip-builds", action="store_true", help="reuse the indexes of an earlier run")
+    p.add_argument("--modes", default="current,ray:1,ray:2", help="builds to make: current, ray:1 (Ray), ray:2 "
+                   "(Ray, 2 shards)")
+    p.add_argument("--reuse", action="store_true", help="an index an earlier run built is reported from its manifest")
+    p.add_argument("--no-batch", action="store_true", help="builds only")
+    p.add_argument("--agreement", nargs=2, type=Path, metavar=("SINGLE", "SHARDED"),
+                   help="only compare the runs of a single and a sharded index of one collection")
     args = p.parse_args()
+    if args.agreement:
+        agreement(*args.agreement, args.work / "agreement")
+        return
     work = args.work
     collection = work / f"collection-{args.answers}"
     if not (collection / "Posts.V1.3.xml").exists():
@@ -147,27 +204,31 @@ def main() -> None:
     modes = [("current build (fork pools)", "current", work / "single"),
              (f"Ray, {args.cpus} workers", "ray:1", work / "ray1"),
              (f"Ray, {args.cpus} workers, 2 shards", "ray:2", work / "ray2")]
-    builds = {}
-    results_file = work / "builds.json"
-    if args.skip_builds and results_file.exists():
-        builds = json.loads(results_file.read_text())
-    else:
-        for label, mode, index in modes:
-            builds[label] = _child(BUILD, str(collection), str(index), mode, str(args.cpus))
-            builds[label]["size_mib"] = _size_mib(index)
-        results_file.write_text(json.dumps(builds))
+    modes = [m for m in modes if m[1] in args.modes.split(",")]
     print("\n| build | wall s (Ray's start apart) | CPU s (build process + reaped children) | store s | text s | formula s "
           "| size MiB |")
-    print("|---|---|---|---|---|---|---|")
-    for label, b in builds.items():
+    print("|---|---|---|---|---|---|---|", flush=True)
+    for label, mode, index in modes:
+        manifest = index / "mathsearch-index.json"
+        if args.reuse and manifest.exists():  # built by an earlier run: its manifest's times, no CPU figure
+            counts = json.loads(manifest.read_text())["counts"]
+            b = {"seconds": counts["total_seconds"], "cpu_seconds": None, "store_seconds": counts["seconds"],
+                 "ray_start_seconds": 0.0, "indexes": counts}
+            label += " (an earlier run's build, from its manifest)"
+        else:
+            b = _child(BUILD, str(collection), str(index), mode, str(args.cpus))
+        b["size_mib"] = _size_mib(index)
         ix = b["indexes"]
         text = ix.get("text_seconds", ix.get("text_seconds_max_shard", 0.0))
         formula = ix.get("formula_seconds", ix.get("formula_seconds_max_shard", 0.0))
         each = " (slowest shard)" if "shards" in ix else ""
         ray_start = f", Ray start {b['ray_start_seconds']:.1f} s" if b["ray_start_seconds"] else ""
-        print(f"| {label}{ray_start} | {b['seconds'] - b['ray_start_seconds']:.1f} | {b['cpu_seconds']:.1f} | {b['store_seconds']:.1f} | "
-              f"{text:.1f}{each} | {formula:.1f}{each} | {b['size_mib']:.0f} |")
+        cpu = "n/a" if b["cpu_seconds"] is None else f"{b['cpu_seconds']:.1f}"
+        print(f"| {label}{ray_start} | {b['seconds'] - b['ray_start_seconds']:.1f} | {cpu} | {b['store_seconds']:.1f} | "
+              f"{text:.1f}{each} | {formula:.1f}{each} | {b['size_mib']:.0f} |", flush=True)
 
+    if args.no_batch:
+        return
     t1, t2 = TOPICS / "task1-2021.xml", TOPICS / "task2-2021.xml"
     batch = _child(BATCH, str(work / "single"), str(args.topics), str(args.cpus), str(t1), str(t2))
     print(f"\nbatch runs: {batch['topics']['1']} Task 1 and {batch['topics']['2']} Task 2 topics x {len(batch['systems'])} "
@@ -186,6 +247,8 @@ def main() -> None:
     print("|---|---|---|")
     for label, index in (("single", work / "single"), ("one shard of 2, alone", work / "ray2" / "shard-000"),
                          ("2 shards searched as one", work / "ray2")):
+        if not index.exists():
+            continue
         lat = _child(LATENCY, str(index), str(t1), str(t2))
         a, b = lat["ours:dense=False"], lat["formula"]
         print(f"| {label} | {a['median_ms']:.0f} / {a['p95_ms']:.0f} | {b['median_ms']:.0f} / {b['p95_ms']:.0f} |")
