@@ -17,6 +17,7 @@ ensemble.  2022 is refused: its judgements are held out.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,7 +32,7 @@ from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics
 from mathsearch.records import FormulaHit
 from mathsearch.runs.writer import write_formula_run
-from mathsearch.systems import SearchContext, make_system, run_rankings
+from mathsearch.systems import SearchContext, make_system, needs_of, run_rankings
 from mathsearch.systems.fusion import mirmu, rrf
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
@@ -48,8 +49,21 @@ def _mean(values) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def available(ctx: SearchContext, names) -> tuple[str, ...]:
+    """The systems whose indexes ``ctx`` holds; the others are named on stderr and left out."""
+    out = []
+    for name in names:
+        missing = [n for n in needs_of(make_system(name)) if not ctx.has(n)]
+        if missing:
+            print(f"(left out {name}: the index lacks {', '.join(missing)})", file=sys.stderr)
+        else:
+            out.append(name)
+    return tuple(out)
+
+
 def task1(index: Path, years: list[str]) -> tuple[dict, dict]:
     ctx = SearchContext(index)
+    systems, members, primary = available(ctx, TASK1), available(ctx, MIRMU1), available(ctx, PRIMARY1)
     present = ctx.store.answer_ids()
     runs: dict = {}
     seconds: dict = {}
@@ -59,16 +73,18 @@ def task1(index: Path, years: list[str]) -> tuple[dict, dict]:
         qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
         topics = [t for t in topics if t.topic_id in qrels]
         scorer = TrecScorer(qrels, RANKED_MEASURES)
-        for name in TASK1:
+        for name in systems:
             started = time.perf_counter()
             ranked = run_rankings(make_system(name), ctx, topics)
             seconds[(name, year)] = (time.perf_counter() - started) / max(len(topics), 1)
             runs[(name, year)] = {t: dict(r) for t, r in ranked.items()}
             scores[(name, year)] = scorer.score(cut_depth(runs[(name, year)]))
-        scores[("mirmu ensemble (mias, scm, compubert)", year)] = scorer.score(
-            mirmu([runs[(n, year)] for n in PRIMARY1]))
-        scores[("mirmu ensemble (all four)", year)] = scorer.score(mirmu([runs[(n, year)] for n in MIRMU1]))
-    best = max(MIRMU1, key=lambda n: _mean(_mean(scores[(n, y)]["nDCG'"].values()) for y in years))
+        scores[(f"mirmu ensemble ({', '.join(primary)})", year)] = scorer.score(
+            mirmu([runs[(n, year)] for n in primary]))
+        if members != primary:
+            scores[(f"mirmu ensemble ({', '.join(members)})", year)] = scorer.score(
+                mirmu([runs[(n, year)] for n in members]))
+    best = max(members, key=lambda n: _mean(_mean(scores[(n, y)]["nDCG'"].values()) for y in years))
     for year in years:
         qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
         scorer = TrecScorer(qrels, RANKED_MEASURES)
