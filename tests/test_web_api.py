@@ -234,3 +234,12 @@ def test_serve_command_serves_and_refuses_clearly(sample_index, tmp_path):
         server.terminate()
         server.wait(30)
     assert f"http://127.0.0.1:{port}/" in server.stderr.read()
+
+
+def test_a_query_past_its_time_budget_is_told_so(sample_index):
+    with TestClient(create_app(sample_index, budget=1e-6)) as slow:
+        r = slow.get("/api/search", params={"q": "prime numbers $p$"})
+        assert r.status_code == 503
+        assert "took longer than its 1e-06 s budget" in r.json()["detail"]
+        page = slow.get("/", params={"q": "prime numbers $p$"})
+        assert page.status_code == 503 and "budget" in page.text
