@@ -94,13 +94,15 @@ def test_long_answer_cut_at_a_sentence_boundary_never_inside_a_formula():
     assert cut_words("see $a b c d e f$ here", 12) == "see …"  # never between $ and $
 
 
-def test_latexml_line_continuations_do_not_comment_out_the_rest_of_a_formula():
+def test_latexml_line_continuations_and_debris_do_not_break_a_formula():
     # The collection's LaTeX (LaTeXML alttexts) wraps long formulae with "%" + newline, read as "% ":
-    # an unescaped % would comment out the rest of the formula in a one-line answer.
-    body = "<p>Hence " + span("\\frac{1}{% n}<\\infty", 1) + " and " + span("50\\%", 2) + " of it.</p>"
+    # an unescaped % would comment out the rest of the formula in a one-line answer; a failed
+    # conversion leaves "$ \\par\\end{document}..." whose "$" would end the formula early.
+    body = ("<p>Hence " + span("\\frac{1}{% n}<\\infty", 1) + " and " + span("50\\%", 2) + " of it, so "
+            + span("M=N$ \\par\\end{document}\\end{matrix}", 3) + " holds.</p>")
     ps = pieces(body)
-    assert ps[0].text == "Hence $\\frac{1}{n}<\\infty$ and $50\\%$ of it."
-    assert ps[0].formulae == ("\\frac{1}{n}<\\infty", "50\\%")
+    assert ps[0].text == "Hence $\\frac{1}{n}<\\infty$ and $50\\%$ of it, so $M=N$ holds."
+    assert ps[0].formulae == ("\\frac{1}{n}<\\infty", "50\\%", "M=N") and balanced(ps[0].text)
 
 
 def test_text_pieces_of_a_generated_answer():

@@ -55,13 +55,17 @@ _ABBREV = re.compile(
 # An unescaped % starts a LaTeX comment.  LaTeXML's alttexts (the collection's LaTeX) wrap long
 # formulae with "%" + newline; the collection's one-line text turns that into "% ", which in an
 # answer would comment out the rest of the formula (3.5% of the sample's formulae).
+# LaTeXML's failures leave debris that holds a "$", which would end the formula early in an answer:
+# "...$ \par\end{document}\end{matrix}" (kept up to the "$") and "\qvar@construct{$}\par".
 _COMMENT_BREAK = re.compile(r"(?<!\\)%\s*")
+_DEBRIS = re.compile(r"\s*\$\s*\\par\s*\\end\{document\}.*$|\\qvar@construct\{\$\}\\par", re.S)
 
 
 def latex_of(span_text: str) -> str:
-    """The LaTeX of a ``math-container`` span's content: unescaped, without ``$`` delimiters and
-    without LaTeXML's ``%`` line continuations (``\\%``, a percent sign, is kept)."""
-    return _COMMENT_BREAK.sub("", strip_delimiters(htmllib.unescape(span_text)))
+    """The LaTeX of a ``math-container`` span's content: unescaped, without ``$`` delimiters, without
+    LaTeXML's ``%`` line continuations (``\\%``, a percent sign, is kept) and its failure debris."""
+    latex = _DEBRIS.sub("", strip_delimiters(htmllib.unescape(span_text)))
+    return _COMMENT_BREAK.sub("", latex).strip()
 
 
 def _clean(text: str) -> str:
