@@ -124,10 +124,12 @@ def test_a_sharded_target_follows_the_index_rules(built, tmp_path):
     result = runner.invoke(app, ["index", str(dump), "--index", str(sharded), "--shards", "2", "--json"])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in sharded.iterdir()) == ["mathsearch-index.json", "shard-000", "shard-001"]
-    (sharded / "mine.txt").write_text("mine")
-    result = runner.invoke(app, ["index", str(dump), "--index", str(sharded), "--shards", "2"])
-    assert result.exit_code == 2 and "mine.txt" in result.output
-    assert (sharded / "mine.txt").read_text() == "mine" and (sharded / "shard-001").is_dir()
+    for mine in (sharded / "mine.txt", sharded / "shard-001" / "mine.txt"):  # beside the shards, or in one
+        mine.write_text("mine")
+        result = runner.invoke(app, ["index", str(dump), "--index", str(sharded), "--shards", "2"])
+        assert result.exit_code == 2 and "mine.txt" in result.output
+        assert mine.read_text() == "mine" and (sharded / "shard-001" / "store.sqlite").is_file()
+        mine.unlink()
 
 
 def test_vectors_with_shards_are_refused_before_any_work(tmp_path):

@@ -98,7 +98,13 @@ def foreign_entries(index_dir: str | Path) -> list[str] | None:
         entries = _LEGACY_ENTRIES
     else:
         return None
-    return sorted(p.name for p in index_dir.iterdir() if not _ours(p.name, entries))
+    foreign = [p.name for p in index_dir.iterdir() if not _ours(p.name, entries)]
+    shards = (manifest or {}).get("shards")
+    if isinstance(shards, dict):  # a sharded index: each shard holds only what mathsearch made, too
+        for name in shards.get("dirs", ()):
+            inner = foreign_entries(index_dir / name) if (index_dir / name).is_dir() else []
+            foreign += [f"{name}/{n}" for n in (inner if inner is not None else ["(not a mathsearch index)"])]
+    return sorted(foreign)
 
 
 def _within(inner: Path, outer: Path) -> bool:
