@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     packaged = Extract()
     current = {k: getattr(packaged, k) for k in KEYS}
     table[-1] = {y: grades(current, y) for y in ALLOWED}
-    best = {y: max(table, key=lambda i, y=y: (table[i][y][0], -i if i >= 0 else 0)) for y in ALLOWED}
+    best = {y: max((i for i in table if i >= 0), key=lambda i, y=y: (table[i][y][0], -i)) for y in ALLOWED}
     both = max((i for i in table if i >= 0), key=lambda i: (sum(table[i][y][0] for y in ALLOWED), -i))
 
     def show(label: str, i: int) -> None:
