@@ -4,6 +4,7 @@ single index's (the one built by the ``sample_index`` fixture)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -73,10 +74,13 @@ def test_a_killed_worker_is_retried_without_losing_or_duplicating_posts(sharded,
             assert all(shard_of(t, SHARDS) == i for _, t in store.iter_post_ids(2))
             n_answers = len(store.answer_ids())
         text = TextIndex.open(index_dir / name)
-        assert text.num_answers == n_answers  # the retried text step did not add its posts twice
+        padding = json.loads((index_dir / name / "global" / "stats.json").read_text())["text"]["answers"]
+        assert padding["documents"] == n_answers and padding["padding"] >= 2
+        assert text.num_answers == n_answers + padding["padding"]  # the retried text step added no post twice
     assert len(seen) == len(set(seen)) == len(all_posts) and set(seen) == all_posts
     assert counts.indexes["text_answers"] == len(answers)
     assert counts.indexes["formula_visual_collection"] == read_manifest(sample_index)["counts"]["formula_visual"]
+    assert counts.indexes["text_answers_padding"] >= 2 * SHARDS  # the documents that even the field lengths
 
 
 def _runs(ctx_a, ctx_b, system: str, topics):
@@ -112,14 +116,12 @@ def _ndcg_prime(task: int, year: int, run, index: Path, tmp: Path, name: str) ->
     return report.runs[0].means["nDCG'"]
 
 
-@pytest.mark.parametrize(("task", "system", "exact"), [
-    (1, "ours:dense=False", False), (2, "formula", False), (2, "tangent-s-formula", True),
-])
-def test_sharded_runs_match_the_single_index(sharded, sample_index, tmp_path, task, system, exact):
-    """Formula scoring uses collection-wide idf: the top 10 is the single index's for every topic.
-    BM25 gets the collection's document frequencies, not its average field lengths (tantivy-py
-    cannot set them): top-10 overlap >= 0.9 and nDCG' within 0.005 (2020 topics, sample,
-    ``eval --collection-only``)."""
+@pytest.mark.parametrize(("task", "system"), [(1, "ours:dense=False"), (2, "formula"), (2, "tangent-s-formula")])
+def test_sharded_runs_match_the_single_index(sharded, sample_index, tmp_path, task, system):
+    """With the collection's statistics (BM25 document frequencies at query time, average field
+    lengths by padding, formula vocabulary and idf at build time) the top 10 is the single index's
+    on every topic; the lists differ deeper only where scores tie at a cut or differ in the last
+    float32 digits: nDCG' within 0.005 (2020 topics, sample, ``eval --collection-only``)."""
     from mathsearch.readers.topics import read_topics
     from mathsearch.systems import SearchContext
 
@@ -128,15 +130,14 @@ def test_sharded_runs_match_the_single_index(sharded, sample_index, tmp_path, ta
     topics = [t for t in read_topics(TOPICS / f"task{task}-2020.xml", TOPICS / "formulas" / "formulas-2020-latex.tsv")
               if t.topic_id in scored]  # the topics nDCG' is the mean of (runs of the others would not count)
     single, shards = _runs(SearchContext(sample_index), SearchContext(index_dir), system, topics)
-    assert len(single) == len(shards) == len(topics) == len(scored) > 30
+    assert len(single) == len(shards) == len(topics) == len(scored) > 20
     overlaps = []
     for t in topics:
         a, b = single[t.topic_id].ordered()[:10], shards[t.topic_id].ordered()[:10]
-        if exact:
-            assert a == b, t.topic_id
+        assert a == b, t.topic_id
         if a or b:
             overlaps.append(len(set(a) & set(b)) / max(len(a), len(b)))
-    assert sum(overlaps) / len(overlaps) >= 0.9
+    assert sum(overlaps) / len(overlaps) == 1.0
     nd_single = _ndcg_prime(task, 2020, single, sample_index, tmp_path, "single")
     nd_shards = _ndcg_prime(task, 2020, shards, sample_index, tmp_path, "sharded")
     assert nd_single > 0.5

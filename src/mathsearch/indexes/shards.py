@@ -173,9 +173,11 @@ def _family_bounds(root: Path) -> list[int]:
 
 
 def write_global_formula_stats(shards: Sequence[Path]) -> dict[str, int]:
-    """Rewrite each shard's formula idf (``tok_idf``, ``len_idf``) over the collection's visual
-    formulae, as the single index computes it (``log1p(N / df)``, N and df counting visual formulae
-    once however many shards hold them); write ``global/formula_group.npy`` for the merge."""
+    """Rewrite each shard's formula vocabulary (the collection's: ``tok_hash``, ``post_start``,
+    ``post_end``) and idf (``tok_idf``, ``len_idf``) over the collection's visual formulae, as the
+    single index computes it (``log1p(N / df)``, N and df counting visual formulae once however
+    many shards hold them); write ``global/formula_group.npy`` and ``formula_canonical.npy`` for
+    the merge."""
     from .formula import FAMILIES, FORMULA_DIR
 
     # Collection-wide visual formulae numbered as the single index numbers them: by the formula id
@@ -215,17 +217,24 @@ def write_global_formula_stats(shards: Sequence[Path]) -> dict[str, int]:
     del all_h, all_g, order, new
     for shard, group, canon in zip(shards, groups, canonical, strict=True):
         root = shard / FORMULA_DIR
+        # Every shard gets the collection's vocabulary (a tuple it lacks has an empty posting
+        # block): a query then finds the same tuples, with the same idfs, in every shard.
         tok_hash = np.load(root / "tok_hash.npy")
         at = np.searchsorted(uniq_h, tok_hash)
-        tok_idf = np.log1p(max(n_groups, 1) / np.maximum(df[at], 1)).astype(np.float32)
-        start = np.load(root / "post_start.npy")
+        start = np.zeros(len(uniq_h), dtype=np.int64)
+        end = np.zeros(len(uniq_h), dtype=np.int64)
+        start[at], end[at] = np.load(root / "post_start.npy"), np.load(root / "post_end.npy")
+        np.save(root / "tok_hash.npy", uniq_h)
+        np.save(root / "post_start.npy", start)
+        np.save(root / "post_end.npy", end)
+        tok_idf = np.log1p(max(n_groups, 1) / np.maximum(df, 1)).astype(np.float32)
         post_doc = np.load(root / "post_doc.npy", mmap_mode="r")
         post_tf = np.load(root / "post_tf.npy", mmap_mode="r")
         n_docs = len(group)
         # idf of each posting: postings are blocks by token; the token of a block from its start
         tok_by_start = np.argsort(start, kind="stable")
         block_idf = np.zeros(len(post_doc), dtype=np.float32)
-        lens = np.load(root / "post_end.npy") - start
+        lens = end - start
         block_idf[:] = np.repeat(tok_idf[tok_by_start], lens[tok_by_start])
         bounds = _family_bounds(root)
         len_idf = np.zeros((len(FAMILIES), n_docs), dtype=np.float32)
@@ -240,8 +249,95 @@ def write_global_formula_stats(shards: Sequence[Path]) -> dict[str, int]:
         out.mkdir(exist_ok=True)
         np.save(out / "formula_group.npy", group)
         np.save(out / "formula_canonical.npy", canon)
-        (out / "stats.json").write_text(json.dumps({"formula_visual": n_groups, "formula_tokens": int(len(uniq_h))}))
+        path = out / "stats.json"
+        data = json.loads(path.read_text()) if path.exists() else {}
+        data.update(formula_visual=n_groups, formula_tokens=int(len(uniq_h)))
+        path.write_text(json.dumps(data))
     return {"formula_visual_collection": n_groups}
+
+
+# -- the build: collection-wide BM25 field lengths ----------------------------------------------------
+PAD = "\u2042pad\u2042"  # a token no analysis makes: padding documents match no query
+
+
+def _avgdl(index, searcher, fld: str) -> float:
+    """The average length tantivy's BM25 uses for ``fld`` (float32, read from an explanation of a
+    match of the padding token: tantivy-py has no call for it)."""
+    import tantivy
+
+    q = tantivy.Query.term_query(index.schema, fld, PAD, index_option="freq")
+    hits = searcher.search(q, limit=1, count=False).hits
+    if not hits:
+        raise InputError(f"the padding document of {fld} was not found (nothing was replaced)")
+    detail = json.loads(q.explain(searcher, hits[0][1]).to_json())
+    stack = [detail]
+    while stack:
+        node = stack.pop()
+        if str(node.get("description", "")).startswith("avgdl"):
+            return float(node["value"])
+        stack.extend(node.get("details", ()))
+    raise InputError(f"tantivy's explanation of a {fld} match names no avgdl (nothing was replaced)")
+
+
+def _add_docs(index, docs: list[dict[str, str]], parent: bool) -> None:
+    import tantivy
+
+    writer = index.writer(heap_size=15_000_000, num_threads=1)
+    for fields in docs:
+        doc = tantivy.Document()
+        doc.add_unsigned("id", 0)  # post ids start at 1; padding never matches a query anyway
+        if parent:
+            doc.add_unsigned("thread", 0)
+        for name, text in fields.items():
+            doc.add_text(name, text)
+        writer.add_document(doc)
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+
+
+def write_global_text_stats(shards: Sequence[Path]) -> dict[str, int]:
+    """Pad each shard's tantivy indexes with a few documents of a token no query has, so that every
+    shard's average field lengths (BM25's length normaliser, which tantivy-py cannot set) are the
+    collection's: with n_s documents and t_sf tokens in field f, a shard gets m_s >= 2 documents
+    holding p_sf tokens, with (t_sf + p_sf) / (n_s + m_s) = T_f / N (up to the rounding of p_sf
+    to whole tokens).  The document frequencies are made the collection's at query time
+    (:class:`ShardedTextIndex`); the padding's count is written to ``global/stats.json``."""
+    import tantivy
+
+    from .documents import ANSWER_FIELDS, QUESTION_FIELDS
+    from .text_index import TEXT_DIR
+
+    out: dict[str, int] = {}
+    stats: list[dict[str, Any]] = [{} for _ in shards]
+    for kind, fields, parent in (("answers", ANSWER_FIELDS, True), ("questions", QUESTION_FIELDS, False)):
+        indexes, real, tokens = [], [], []
+        for shard in shards:
+            index = tantivy.Index.open(str(shard / TEXT_DIR / kind))
+            _add_docs(index, [dict.fromkeys(fields, PAD)], parent)  # the probe: one token in every field
+            searcher = index.searcher()
+            n = searcher.num_docs
+            indexes.append(index)
+            real.append(n - 1)
+            tokens.append({f: int(round(_avgdl(index, searcher, f) * n)) - 1 for f in fields})
+        total_docs = sum(real)
+        target = {f: sum(t[f] for t in tokens) / max(total_docs, 1) for f in fields}
+        padding = 0
+        for i, (index, n_s, t_s) in enumerate(zip(indexes, real, tokens, strict=True)):
+            need = [math.ceil((t_s[f] + 1) / target[f] - n_s) for f in fields if target[f] > 0]
+            m = max([2, *need])
+            extra = {f: int(round(target[f] * (n_s + m))) - t_s[f] - 1 for f in fields if target[f] > 0}
+            _add_docs(index, [{f: " ".join([PAD] * k) for f, k in extra.items() if k > 0}] + [{}] * (m - 2), parent)
+            stats[i][kind] = {"documents": n_s, "padding": m}
+            padding += m
+        out[f"text_{kind}_padding"] = padding
+    for shard, st in zip(shards, stats, strict=True):
+        path = shard / GLOBAL_DIR / "stats.json"
+        data = json.loads(path.read_text()) if path.exists() else {}
+        data["text"] = st
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(data))
+    return out
 
 
 # -- searching: the facades IndexDirectory opens for a sharded parent ---------------------------------
@@ -253,7 +349,8 @@ def open_sharded(name: str, shards: Sequence[Path]) -> Any:
     if name == "store":
         return ShardedStore(parts)
     if name == "text":
-        return ShardedTextIndex(parts)
+        stats = [json.loads((s / GLOBAL_DIR / "stats.json").read_text()).get("text", {}) for s in shards]
+        return ShardedTextIndex(parts, stats)
     if name == "formula":
         return ShardedFormulaIndex(parts, [np.load(s / GLOBAL_DIR / "formula_group.npy") for s in shards],
                                    [np.load(s / GLOBAL_DIR / "formula_canonical.npy") for s in shards])
@@ -418,13 +515,15 @@ class ShardedTextIndex:
     """BM25 over the shards' text indexes with the collection's document frequencies: each shard's
     term query boosted by ``idf_collection / idf_shard`` (see the module's docstring)."""
 
-    def __init__(self, parts: Sequence[Any]):
+    def __init__(self, parts: Sequence[Any], stats: Sequence[dict[str, Any]]):
         self.parts = list(parts)
         self.meta = dict(parts[0].meta)
+        # per shard and index: its documents, without the padding that evens the field lengths
+        self.padding = {kind: [int(st.get(kind, {}).get("padding", 0)) for st in stats] for kind in ("answers", "questions")}
 
     @property
     def num_answers(self) -> int:
-        return sum(p.num_answers for p in self.parts)
+        return sum(p.num_answers for p in self.parts) - sum(self.padding["answers"])
 
     def _search(self, which: str, bags, clauses, limit: int) -> dict[int, float]:
         import tantivy
@@ -433,8 +532,8 @@ class ShardedTextIndex:
             return {}
         indexes = [getattr(p, which) for p in self.parts]
         searchers = [getattr(p, "_a_searcher" if which == "answers" else "_q_searcher") for p in self.parts]
-        n_shard = [s.num_docs for s in searchers]
-        n_all = sum(n_shard)
+        n_shard = [s.num_docs for s in searchers]  # what tantivy's idf counts, padding included
+        n_all = sum(n_shard) - sum(self.padding[which])
         # The single index's query, term by term (TextIndex._query makes it): (field, token, boost)
         terms = _query_terms(bags, clauses)
         if not terms:
@@ -672,6 +771,7 @@ def build_partitioned(
                     mine[f"{task.step}_seconds"] = seconds
                 step_started = time.perf_counter()
                 counts.indexes.update(write_global_formula_stats(dirs))
+                counts.indexes.update(write_global_text_stats(dirs))
                 counts.indexes["global_seconds"] = round(time.perf_counter() - step_started, 2)
                 for key in sorted({k for c in shard_counts for k in c}):
                     values = [c.get(key, 0) for c in shard_counts]
