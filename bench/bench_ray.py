@@ -123,7 +123,7 @@ AGREEMENT_SYSTEMS = {1: ["bm25-answer", "bm25-thread", "tfidf-words", "tfidf-lat
                          "linked-posts", "ours:dense=False"], 2: ["formula", "tangent-s-formula"]}
 
 
-def agreement(single: Path, sharded: Path, work: Path) -> None:
+def agreement(single: Path, sharded: Path, work: Path, only: list[str] | None = None) -> None:
     """Every Task 1 and 2 system over the 2020 and 2021 topics on both indexes, written as run files
     and scored as ``mathsearch eval --task T --qrels Q --index SINGLE --collection-only A B`` does;
     top-10 overlap and identical top 10s over the topics scored."""
@@ -143,6 +143,8 @@ def agreement(single: Path, sharded: Path, work: Path) -> None:
         for year in (2020, 2021):
             topics = read_topics(TOPICS / f"task{task}-{year}.xml", TOPICS / "formulas" / f"formulas-{year}-latex.tsv")
             for spec in systems:
+                if only and spec not in only:
+                    continue
                 paths, tops = [], {}
                 for label, ctx in contexts.items():
                     hits = run_system(make_system(spec), ctx, topics)
@@ -189,11 +191,12 @@ def main() -> None:
                    "(Ray, 2 shards)")
     p.add_argument("--reuse", action="store_true", help="an index an earlier run built is reported from its manifest")
     p.add_argument("--no-batch", action="store_true", help="builds only")
+    p.add_argument("--systems", default="", help="with --agreement: only these systems (comma-separated)")
     p.add_argument("--agreement", nargs=2, type=Path, metavar=("SINGLE", "SHARDED"),
                    help="only compare the runs of a single and a sharded index of one collection")
     args = p.parse_args()
     if args.agreement:
-        agreement(*args.agreement, args.work / "agreement")
+        agreement(*args.agreement, args.work / "agreement", args.systems.split(",") if args.systems else None)
         return
     work = args.work
     collection = work / f"collection-{args.answers}"

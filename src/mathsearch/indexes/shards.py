@@ -8,8 +8,9 @@ where our own code scores (formula idf over the collection's visual formulae).  
 
   DIR/mathsearch-index.json    the parent's manifest: "shards": {"count", "hash", "dirs"}
   DIR/shard-000/ ...           each a complete INDEX_DIR (store, text, formula, manifest)
-  DIR/shard-000/global/        formula_group.npy: the collection-wide visual formula of each of the
-                               shard's visual formulae (for the merge), and stats.json
+  DIR/shard-000/global/        formula_group.npy / formula_canonical.npy: the collection-wide visual
+                               formula of each of the shard's, and whether the shard holds its
+                               first instance (for the merge); stats.json (the padding's count)
 
 Searching (:func:`open_sharded`, called by :class:`~mathsearch.indexes.directory.IndexDirectory`
 for a sharded parent, so every system and ``mathsearch run/search`` work unchanged) merges the
@@ -17,12 +18,14 @@ shards' top-k under collection-wide statistics:
 
 * text (tantivy BM25): the document frequency and document count of every query term are summed
   over the shards, and each shard's term query is boosted by ``idf_collection / idf_shard``, so a
-  term's idf is the collection's.  The field length normaliser (average field length) stays the
-  shard's: tantivy-py cannot set it, and the differences are small (measured in docs/scale.md).
-* formula: each shard's ``tok_idf`` and ``len_idf`` are rewritten at build time with the idf over
-  the collection's visual formulae, so a visual formula scores as in the single index; Task 1 keeps
-  the answers of the collection's best ``depth`` visual formulae, Task 2 one instance per
-  collection-wide visual formula (the single index's choice of instance).
+  term's idf is the collection's; the average field lengths (BM25's length normaliser, which
+  tantivy-py cannot set) are made the collection's at build time by padding each shard with a few
+  documents holding only a token no query has (:func:`write_global_text_stats`).
+* formula: each shard gets the collection's tuple vocabulary and idf (``tok_hash``, ``tok_idf``,
+  ``len_idf`` rewritten at build time, over the collection's visual formulae), so a visual formula
+  scores as in the single index; Task 1 keeps the answers of the collection's best ``depth``
+  visual formulae, Task 2 one instance per collection-wide visual formula (the single index's
+  choice of instance), each scored by the shard holding its first instance.
 * store: look-ups are answered by the shard that holds the thread, or by all shards.
 """
 
