@@ -81,6 +81,9 @@ def latency(index: Path, systems: list[tuple[int, str]]) -> None:
 
 def manifests(index: Path) -> None:
     for folder in sorted((index / "mirmu").iterdir()) if (index / "mirmu").is_dir() else ():
+        if not (folder / "manifest.json").is_file():
+            print(f"- {folder.name}: not complete (no manifest.json)")
+            continue
         m = json.loads((folder / "manifest.json").read_text())
         timed = {k: v for k, v in m["counts"].items() if k.endswith("seconds")}
         print(f"- {folder.name}: {m['seconds']:.1f} s in all (" + ", ".join(f"{k} {v:.1f} s" for k, v in timed.items())

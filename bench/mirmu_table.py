@@ -17,6 +17,7 @@ ensemble.  2022 is refused: its judgements are held out.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -61,7 +62,9 @@ def available(ctx: SearchContext, names) -> tuple[str, ...]:
     return tuple(out)
 
 
-def task1(index: Path, years: list[str]) -> tuple[dict, dict]:
+def task1(index: Path, years: list[str], cache: Path | None = None) -> tuple[dict, dict]:
+    """Every Task 1 system's per-topic scores; with ``cache``, runs are kept there as JSON (exact
+    scores, seconds a topic) and read back instead of run again (delete them after a rebuild)."""
     ctx = SearchContext(index)
     systems, members, primary = available(ctx, TASK1), available(ctx, MIRMU1), available(ctx, PRIMARY1)
     present = ctx.store.answer_ids()
@@ -74,10 +77,17 @@ def task1(index: Path, years: list[str]) -> tuple[dict, dict]:
         topics = [t for t in topics if t.topic_id in qrels]
         scorer = TrecScorer(qrels, RANKED_MEASURES)
         for name in systems:
-            started = time.perf_counter()
-            ranked = run_rankings(make_system(name), ctx, topics)
-            seconds[(name, year)] = (time.perf_counter() - started) / max(len(topics), 1)
-            runs[(name, year)] = {t: dict(r) for t, r in ranked.items()}
+            cached = cache / f"task1-{year}-{name}.json" if cache else None
+            if cached is not None and cached.is_file():  # a run of an earlier call, exact scores
+                data = json.loads(cached.read_text())
+                seconds[(name, year)], runs[(name, year)] = data["seconds"], data["run"]
+            else:
+                started = time.perf_counter()
+                ranked = run_rankings(make_system(name), ctx, topics)
+                seconds[(name, year)] = (time.perf_counter() - started) / max(len(topics), 1)
+                runs[(name, year)] = {t: dict(r) for t, r in ranked.items()}
+                if cached is not None:
+                    cached.write_text(json.dumps({"seconds": seconds[(name, year)], "run": runs[(name, year)]}))
             scores[(name, year)] = scorer.score(cut_depth(runs[(name, year)]))
         scores[(f"mirmu ensemble ({', '.join(primary)})", year)] = scorer.score(
             mirmu([runs[(n, year)] for n in primary]))
@@ -163,14 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--years", default="2020,2021")
     ap.add_argument("--tasks", default="1,2")
-    ap.add_argument("--runs", type=Path, default=None, help="Keep the Task 2 run files here.")
+    ap.add_argument("--runs", type=Path, default=None, help="Keep the runs here (Task 1: reused when there).")
     args = ap.parse_args(argv)
     years = [y for y in args.years.split(",") if y]
     if any(y not in ("2020", "2021") for y in years):
         ap.error("only 2020 and 2021: the 2022 judgements are held out")
     if "1" in args.tasks:
         print("Task 1")
-        print_task1(*task1(args.index, years), years)
+        if args.runs:
+            args.runs.mkdir(parents=True, exist_ok=True)
+        print_task1(*task1(args.index, years, args.runs), years)
     if "2" in args.tasks:
         out = args.runs or Path(tempfile.mkdtemp(prefix="mirmu-runs-"))
         out.mkdir(parents=True, exist_ok=True)
