@@ -48,7 +48,7 @@ MAX_QUERY = 1000  # characters of a query
 MAX_PAGE = 20
 MAX_SIZE = 50  # hits a page
 DEFAULT_SIZE = 10
-MAX_POST_ID = 2**62  # SQLite integers are 64-bit
+MAX_POST_ID = 2**53 - 1  # SQLite holds 64 bits, but a JSON number (a double) holds integers exactly only up to 2**53
 TIME_BUDGET = 20.0  # seconds a query may take, waiting for its turn included
 TASKS = ((1, "Answers (Task 1)"), (2, "Formulae (Task 2)"), (3, "One answer (Task 3)"))
 PLACEHOLDER = {1: "How do I show $\\sum 1/n$ diverges?", 2: "$x^2+y^2=z^2$", 3: "Why is $e^{i\\pi}=-1$?"}

@@ -43,7 +43,7 @@ from ..store import Store
 from ..text.analysis import formula_key
 from .render import TEMPLATES_DIR, post_html, text_html
 
-MAX_ITEM_ID = 2**62
+MAX_ITEM_ID = 2**53 - 1  # the largest integer a JSON number (a double) holds exactly: schema checks compare as floats
 MAX_COMMENT = 2000
 MAX_TOPIC_ID = 64
 # An assessor's name (mathsearch.assess.db.check_assessor): a letter or digit, then up to 39 more of these.
