@@ -50,7 +50,7 @@ class TrainConfig:
     # the question side of that term: "student" (both sides encoded by the student) or "teacher"
     # (the question's MiniLM vector, as a topic is encoded at query time; pairs limited to questions
     # the teacher embedded)
-    anchor: str = "student"
+    anchor: str = "teacher"
     pair_budget: int = 200_000  # question -> answer pairs it may use
     temperature: float = 0.05
     val_fraction: float = 0.1
