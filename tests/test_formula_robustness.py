@@ -9,23 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mathsearch.formula import (
-    FormulaAnalyzer,
-    infix,
-    latex_to_words,
-    leaf_paths,
-    node_count,
-    opt_key,
-    opt_to_cmathml,
-    opt_tuples,
-    parse_latex,
-    prefix,
-    slt_to_pmathml,
-    slt_tuples,
-    subexpression_terms,
-    tokenize,
-    visual_key,
-)
+from mathsearch.formula import FormulaAnalyzer, opt_tuples, parse_latex, slt_tuples, tokenize, visual_key
+from mathsearch.formula.view import representations
 
 VOCAB = ["{", "}", "^", "_", "'", "&", "\\\\", "(", ")", "[", "]", "|", "\\|", "\\{", "\\}", "x", "2", "+", "-",
          "=", "<", ",", "!", "\\frac", "\\sqrt", "\\left", "\\right", "\\left.", "\\right)", "\\sum", "\\int",
@@ -36,24 +21,14 @@ VOCAB = ["{", "}", "^", "_", "'", "&", "\\\\", "(", ")", "[", "]", "|", "\\|", "
 
 
 def everything(latex: str) -> None:
-    """Every public function on one input: none may raise."""
-    p = parse_latex(latex)
-    assert isinstance(p.recovered, bool)
-    slt_tuples(p.slt)
-    slt_tuples(p.slt, window=3)
-    opt_tuples(p.opt)
-    leaf_paths(p.opt)
-    prefix(p.opt)
-    infix(p.opt)
-    opt_key(p.opt)
-    subexpression_terms(p.opt)
-    slt_to_pmathml(p.slt)
-    opt_to_cmathml(p.opt)
-    latex_to_words(latex)
-    json.dumps(p.slt.to_json())
-    json.dumps(p.opt.to_dict())
+    """Every public function on one input (the view ``mathsearch formula`` and serve show calls
+    them all): none may raise, and the whole view is JSON-able."""
+    r = representations(latex)
+    json.dumps(r)
+    assert isinstance(r["recovered"], bool)
+    slt_tuples(parse_latex(latex).slt, window=3)
     assert len(visual_key(latex)) == 16
-    assert node_count(p.slt) >= 0
+    assert r["node_count"] >= 0
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
