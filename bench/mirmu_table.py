@@ -25,16 +25,16 @@ from pathlib import Path
 
 from mathsearch.evaluation.collection import from_index
 from mathsearch.evaluation.evaluate import evaluate_runs
-from mathsearch.evaluation.measures import RANKED_MEASURES
 from mathsearch.evaluation.stats import paired_t_test
-from mathsearch.evaluation.subcollection import restrict_qrels
-from mathsearch.evaluation.trec import TrecScorer, cut_depth
-from mathsearch.readers.qrels import qrels_to_dict, read_qrels
+from mathsearch.evaluation.trec import cut_depth
 from mathsearch.readers.topics import read_topics
 from mathsearch.records import FormulaHit
 from mathsearch.runs.writer import write_formula_run
 from mathsearch.systems import SearchContext, make_system, needs_of, run_rankings
 from mathsearch.systems.fusion import mirmu, rrf
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from task1_table import year_topics  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 TASK1 = ("bm25-thread", "mias", "scm", "formula2vec", "compubert", "ours")
@@ -71,11 +71,10 @@ def task1(index: Path, years: list[str], cache: Path | None = None) -> tuple[dic
     runs: dict = {}
     seconds: dict = {}
     scores: dict = {}
+    scorers: dict = {}
     for year in years:
-        topics = read_topics(DATA / "topics" / f"task1-{year}.xml")
-        qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
-        topics = [t for t in topics if t.topic_id in qrels]
-        scorer = TrecScorer(qrels, RANKED_MEASURES)
+        topics, scorer = year_topics(present, year)
+        scorers[year] = scorer
         for name in systems:
             cached = cache / f"task1-{year}-{name}.json" if cache else None
             if cached is not None and cached.is_file():  # a run of an earlier call, exact scores
@@ -96,8 +95,7 @@ def task1(index: Path, years: list[str], cache: Path | None = None) -> tuple[dic
                 mirmu([runs[(n, year)] for n in members]))
     best = max(members, key=lambda n: _mean(_mean(scores[(n, y)]["nDCG'"].values()) for y in years))
     for year in years:
-        qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
-        scorer = TrecScorer(qrels, RANKED_MEASURES)
+        scorer = scorers[year]
         pair = [runs[("ours", year)], runs[(best, year)]]
         scores[(f"ours + {best} (RRF k=60)", year)] = scorer.score(rrf(pair))
         scores[(f"ours + {best} (mirmu ensemble)", year)] = scorer.score(mirmu(pair))

@@ -28,15 +28,19 @@ YEARS = ("2020", "2021")
 DEFAULT = "bm25-answer,bm25-thread,tfidf-latex,tfidf-words,tangent-s,tfidf-tangent-s,linked-posts,ours"
 
 
+def year_topics(present, year: str) -> tuple[list, TrecScorer]:
+    """A year's Task 1 topics that have judgements among the ``present`` answers, and their scorer."""
+    topics = read_topics(DATA / "topics" / f"task1-{year}.xml")
+    qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
+    return [t for t in topics if t.topic_id in qrels], TrecScorer(qrels, RANKED_MEASURES)
+
+
 def evaluate(index: Path, systems: list[str], years=YEARS) -> dict:
     ctx = SearchContext(index)
     present = ctx.store.answer_ids()
     out: dict = {}
     for year in years:
-        topics = read_topics(DATA / "topics" / f"task1-{year}.xml")
-        qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
-        topics = [t for t in topics if t.topic_id in qrels]
-        scorer = TrecScorer(qrels, RANKED_MEASURES)
+        topics, scorer = year_topics(present, year)
         for name in systems:
             system = make_system(name)
             started = time.perf_counter()
