@@ -50,6 +50,7 @@ def minilm_path() -> str:
 class MiniLMEncoder:
     name = "minilm"
     dim = 384
+    max_chars = MAX_CHARS
 
     def __init__(self, batch: int = 64):
         self.model = load_minilm()
@@ -61,7 +62,7 @@ class MiniLMEncoder:
     def encode(self, texts: list[str], progress: Progress | None = None, stage: str = "dense") -> np.ndarray:
         out = []
         for i in range(0, len(texts), self.batch):
-            chunk = [t[:MAX_CHARS] for t in texts[i : i + self.batch]]
+            chunk = [t[: self.max_chars] for t in texts[i : i + self.batch]]
             out.append(self.model.encode(chunk, batch_size=self.batch, normalize_embeddings=True,
                                          convert_to_numpy=True, show_progress_bar=False))
             if progress:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .base import Progress, quiet_hf
+from .builtin import MiniLMEncoder
 
 KIND = "compubert"
 MODEL_DIR = "model"
@@ -133,8 +134,8 @@ def finetune(pairs: Sequence[tuple[str, str]], out: Path, config: FinetuneConfig
         torch.set_num_threads(threads)
 
 
-class CompuBertEncoder:
-    """A fine-tuned bi-encoder saved by :func:`finetune`."""
+class CompuBertEncoder(MiniLMEncoder):
+    """A fine-tuned bi-encoder saved by :func:`finetune`; encodes as :class:`MiniLMEncoder` does."""
 
     def __init__(self, folder: Path, batch: int = 64):
         from sentence_transformers import SentenceTransformer
@@ -154,26 +155,6 @@ class CompuBertEncoder:
 
     def info(self) -> dict[str, Any]:
         return dict(self._info)
-
-    def encode(self, texts: list[str], progress: Progress | None = None, stage: str = "dense") -> np.ndarray:
-        out = []
-        for i in range(0, len(texts), self.batch):
-            chunk = [t[: self.max_chars] for t in texts[i : i + self.batch]]
-            out.append(self.model.encode(chunk, batch_size=self.batch, normalize_embeddings=True,
-                                         convert_to_numpy=True, show_progress_bar=False))
-            if progress:
-                progress(stage, min(i + self.batch, len(texts)), len(texts))
-        return np.vstack(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
-
-    def encode_one(self, text: str) -> np.ndarray:
-        import torch
-
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return self.encode([text])[0]
-        finally:
-            torch.set_num_threads(threads)
 
 
 __all__ = ["CompuBertEncoder", "FinetuneConfig", "KIND", "finetune"]
