@@ -11,7 +11,7 @@ per topic and summed with the signal's weight (CombSUM), or fused by reciprocal 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -92,10 +92,16 @@ def _as_config(config: OursConfig | Mapping[str, Any]) -> OursConfig:
     return config if isinstance(config, OursConfig) else OursConfig.parse(config, "(given)")
 
 
-def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping[str, Any]) -> dict[int, float]:
+# How ``combine`` gets one signal's scores: ``(signal name, signal, similar questions) -> scores``.
+# The default asks the signal; bench/tune_ours.py passes one that caches them across trials.
+SignalScores = Callable[[str, Signal, Callable[[], dict[int, float]]], dict[int, float]]
+
+
+def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping[str, Any],
+            scores_of: SignalScores | None = None) -> dict[int, float]:
     """All weighted signals of ``config`` fused into one ``{answer id: score}``."""
     config = _as_config(config)
-    if any(kind in DENSE_KINDS and sig.weight > 0 for _, kind, sig in config.signals):
+    if "dense" in config.needs():
         signals.prefetch_query_vector(ctx, query)  # encoded on a worker while the lexical signals run
     questions: dict[int, float] | None = None
 
@@ -106,8 +112,12 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
             questions = signals.similar_questions(ctx, query, sig.fields, sig.limit)
         return questions
 
-    parts = [(sig.weight, found) for _, _, sig in config.signals
-             if sig.weight > 0 and (found := sig.scores(ctx, query, similar))]
+    def asked(_name: str, sig: Signal, similar: Callable[[], dict[int, float]]) -> dict[int, float]:
+        return sig.scores(ctx, query, similar)
+
+    scores_of = scores_of or asked
+    parts = [(sig.weight, found) for name, _, sig in config.signals
+             if sig.weight > 0 and (found := scores_of(name, sig, similar))]
     weights, found_all = [w for w, _ in parts], [f for _, f in parts]
     if config.fusion.method == "rrf":
         return ranking.rrf(found_all, weights, config.fusion.rrf_k)
