@@ -179,6 +179,23 @@ class Clause:
     weight: float = 1.0
 
 
+def query_terms(query: QueryBags, clauses: Iterable[Clause]) -> list[tuple[str, str, float]]:
+    """The (field, token, boost) term queries of :meth:`TextIndex._query`, in its order; the
+    sharded index weights the same terms per shard."""
+    out = []
+    bags: dict[str, Counter[str]] = {}
+    for c in clauses:
+        if c.weight <= 0:
+            continue
+        if c.bag not in bags:
+            bags[c.bag] = query.bag(c.bag)
+        for token, tf in bags[c.bag].items():
+            # Repeated query terms count more, sub-linearly (a long topic repeats its key words).
+            boost = c.weight * (1.0 + 0.5 * (tf - 1)) if tf > 1 else c.weight
+            out.append((c.field, token, boost))
+    return out
+
+
 class TextIndex:
     """Search side of the text indexes: weighted BM25 over chosen (query bag, field) pairs."""
 
@@ -202,17 +219,9 @@ class TextIndex:
     @staticmethod
     def _query(schema: tantivy.Schema, query: QueryBags, clauses: Iterable[Clause]) -> tantivy.Query | None:
         subs = []
-        bags: dict[str, Counter[str]] = {}
-        for c in clauses:
-            if c.weight <= 0:
-                continue
-            if c.bag not in bags:
-                bags[c.bag] = query.bag(c.bag)
-            for token, tf in bags[c.bag].items():
-                # Repeated query terms count more, sub-linearly (a long topic repeats its key words).
-                boost = c.weight * (1.0 + 0.5 * (tf - 1)) if tf > 1 else c.weight
-                q = tantivy.Query.term_query(schema, c.field, token, index_option="freq")
-                subs.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
+        for field, token, boost in query_terms(query, clauses):
+            q = tantivy.Query.term_query(schema, field, token, index_option="freq")
+            subs.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
         if not subs:
             return None
         return tantivy.Query.boolean_query(subs)
