@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import InputError
+from .errors import InputError, NotFoundError
 from .formula import visual_key
 from .formula.view import representations
 from .readers.html import strip_delimiters
@@ -49,7 +49,7 @@ def thread_of(searcher: Searcher, post_id: int) -> Thread:
     store = searcher.ctx.store
     post = store.post(post_id)
     if post is None:
-        raise InputError(f"post {post_id} is not in the collection of {searcher.index_dir}.")
+        raise NotFoundError(f"post {post_id} is not in the collection of {searcher.index_dir}.")
     tid = post.thread_id
     question = store.post(tid)
     answers = sorted(store.answers_of(tid), key=lambda p: (-(p.score or 0), p.post_id))
@@ -88,7 +88,7 @@ def formula_view(searcher: Searcher, latex: str | None = None, formula_id: int |
     if formula_id is not None:
         f = store.formula(formula_id)
         if f is None:
-            raise InputError(f"formula {formula_id} is not in the collection of {searcher.index_dir}.")
+            raise NotFoundError(f"formula {formula_id} is not in the collection of {searcher.index_dir}.")
         latex, vid = f.latex, f.visual_id
     if latex is None or not latex.strip():
         raise InputError("give a formula: its LaTeX (without $ delimiters) or its id.")

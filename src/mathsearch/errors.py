@@ -13,6 +13,10 @@ class InputError(MathsearchError):
     """A file is missing, is not of the expected kind, or cannot be read at all."""
 
 
+class NotFoundError(InputError):
+    """What was asked for by id (a post, a formula, a pool topic or item) is not there: a 404 on the web."""
+
+
 class FormatError(MathsearchError):
     """A line of a file is malformed in a way that the caller asked to be strict about."""
 

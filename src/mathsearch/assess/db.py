@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..errors import InputError, MathsearchError
+from ..errors import InputError, MathsearchError, NotFoundError
 from ..records import Topic
 from .grades import KNOWN_RELEVANCE
 from .pool import Pool, shuffle_key, topic_order
@@ -76,6 +76,10 @@ CREATE TABLE history(seq INTEGER PRIMARY KEY AUTOINCREMENT, item_id INTEGER NOT 
 
 class AssessmentError(MathsearchError):
     """A request the assessment database cannot honour (unknown item, bad grade or name)."""
+
+
+class NotInPool(AssessmentError, NotFoundError):
+    """A topic or item id the pool does not hold (a 404 on the web)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,7 +357,7 @@ class AssessDB:
             "(SELECT count(*) FROM items i WHERE i.topic_id = t.topic_id) FROM topics t WHERE t.topic_id = ?",
             (topic_id,)).fetchone()
         if row is None:
-            raise AssessmentError(f"topic {topic_id} is not in the pool")
+            raise NotInPool(f"topic {topic_id} is not in the pool")
         return self._topic(row)
 
     @staticmethod
@@ -373,7 +377,7 @@ class AssessDB:
     def item(self, item_id: int) -> ItemRow:
         row = self.db.execute(self._ITEM + " WHERE item_id = ?", (item_id,)).fetchone()
         if row is None:
-            raise AssessmentError(f"item {item_id} is not in the pool")
+            raise NotInPool(f"item {item_id} is not in the pool")
         return ItemRow(*row)
 
     def contributions(self, item_id: int) -> dict[str, int]:
@@ -424,7 +428,7 @@ class AssessDB:
         at = _now()
         with self._write() as db:
             if db.execute("SELECT 1 FROM items WHERE item_id = ?", (item_id,)).fetchone() is None:
-                raise AssessmentError(f"item {item_id} is not in the pool")
+                raise NotInPool(f"item {item_id} is not in the pool")
             db.execute("INSERT OR IGNORE INTO assessors(name, created) VALUES (?, ?)", (assessor, at))
             seq = db.execute("INSERT INTO history(item_id, assessor, grade, comment, at) VALUES (?, ?, ?, ?, ?)",
                              (item_id, assessor, grade, comment, at)).lastrowid

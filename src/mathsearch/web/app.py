@@ -30,7 +30,7 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 
 from ..browse import MAX_LATEX, formula_view, thread_of
-from ..errors import InputError, MathsearchError
+from ..errors import InputError, MathsearchError, NotFoundError
 from ..searcher import Searcher, group_by_visual_id
 from .render import (
     SETUP_COMMAND,
@@ -269,7 +269,7 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
 
     @app.exception_handler(MathsearchError)
     async def clear_error(request: Request, exc: MathsearchError):
-        return JSONResponse({"detail": str(exc)}, status_code=404 if "not in the collection" in str(exc) else 400)
+        return JSONResponse({"detail": str(exc)}, status_code=404 if isinstance(exc, NotFoundError) else 400)
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> RedirectResponse:

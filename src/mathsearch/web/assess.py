@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 from ..assess import AssessDB, AssessmentError, agreement, grades_for
 from ..assess.db import ItemRow, TopicRow
 from ..assess.pool import ANSWER, FORMULA, TASK3
-from ..errors import MathsearchError
+from ..errors import MathsearchError, NotFoundError
 from ..store import Store
 from ..text.analysis import formula_key
 from .render import TEMPLATES_DIR, post_html, text_html
@@ -183,8 +183,7 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
         return local.store
 
     def fail(exc: MathsearchError) -> HTTPException:
-        text = str(exc)
-        return HTTPException(404 if "is not in the pool" in text else 400, text)
+        return HTTPException(404 if isinstance(exc, NotFoundError) else 400, str(exc))
 
     def topic_marks(t: TopicRow) -> set[str]:
         if t.formula_id is not None and t.latex:  # Task 2: the query formula
