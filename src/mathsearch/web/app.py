@@ -456,7 +456,7 @@ def _search_view(found: dict, q: str, task: int, page: int) -> dict:
                                       "post_id": p["post_id"]}
                                      for p in _one_a_thread(g["posts"], {x["post_id"] for x in g["hits"]})]}
                           for g in found["groups"]]
-    first = (page - 1) * found["size"] + 1
+    first = view["first_rank"]
     view["summary"] = (f"{found['system']}: hits {first}-{first + len(hits) - 1}" if hits
                        else f"{found['system']}: no hit on page {page}")
     view["prev_href"] = _href("/", q=q, task=task, page=page - 1) if page > 1 else None

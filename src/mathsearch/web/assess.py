@@ -198,8 +198,7 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
             p = per[t.topic_id]
             topics.append({"topic_id": t.topic_id, "title": _plain_title(t), "items": p["items"], "judged": p["judged"],
                            "judged_any": p["judged_any"], "overlap": t.overlap})
-        overall = {k: sum(p[k] for p in per.values()) for k in ("items", "judged", "judged_any")}
-        return topics, overall
+        return topics, _overall(per)
 
     @router.get("/assess", response_class=HTMLResponse, include_in_schema=False)
     def assess_page(request: Request) -> HTMLResponse:
@@ -340,10 +339,15 @@ def _assessor(name: str | None) -> str | None:
     return check_assessor(name) if name else None
 
 
+def _overall(per: dict[str, dict[str, int]]) -> dict[str, int]:
+    """The pool's totals of progress per topic (AssessDB.progress)."""
+    return {k: sum(p[k] for p in per.values()) for k in ("items", "judged", "judged_any")}
+
+
 def _counts(d: AssessDB, assessor: str, topic_id: str) -> dict:
     per = d.progress(assessor)
     return {"topic": {"topic_id": topic_id, **per[topic_id]},
-            "overall": {k: sum(p[k] for p in per.values()) for k in ("items", "judged", "judged_any")}}
+            "overall": _overall(per)}
 
 
 _TAG = re.compile(r"<[^>]+>")
