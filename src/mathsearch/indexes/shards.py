@@ -531,6 +531,8 @@ class ShardedTextIndex:
     def _search(self, which: str, bags, clauses, limit: int) -> dict[int, float]:
         import tantivy
 
+        from .text_index import query_terms
+
         if limit <= 0:
             return {}
         indexes = [getattr(p, which) for p in self.parts]
@@ -538,7 +540,7 @@ class ShardedTextIndex:
         n_shard = [s.num_docs for s in searchers]  # what tantivy's idf counts, padding included
         n_all = sum(n_shard) - sum(self.padding[which])
         # The single index's query, term by term (TextIndex._query makes it): (field, token, boost)
-        terms = _query_terms(bags, clauses)
+        terms = query_terms(bags, clauses)
         if not terms:
             return {}
         found: dict[int, float] = {}
@@ -573,21 +575,6 @@ class ShardedTextIndex:
 def ranked_items(scores: dict[int, float]) -> list[tuple[int, float]]:
     """Score descending, then id ascending (tantivy's order among equal scores is by address)."""
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def _query_terms(bags, clauses) -> list[tuple[str, str, float]]:
-    """The (field, token, boost) term queries of :meth:`TextIndex._query`, in its order."""
-    out = []
-    cache: dict[str, Any] = {}
-    for c in clauses:
-        if c.weight <= 0:
-            continue
-        if c.bag not in cache:
-            cache[c.bag] = bags.bag(c.bag)
-        for token, tf in cache[c.bag].items():
-            boost = c.weight * (1.0 + 0.5 * (tf - 1)) if tf > 1 else c.weight
-            out.append((c.field, token, boost))
-    return out
 
 
 class ShardedFormulaIndex:
@@ -692,17 +679,8 @@ def _answers_of(part: Any, docs: np.ndarray, scores: np.ndarray, max_instances: 
     """:meth:`FormulaIndex.answers_by_best_formula` from given visual formulae (best first)."""
     if not len(docs):
         return {}
-    lo = part.inst_ptr[docs]
-    lens = part.inst_ptr[docs + 1] - lo
-    keep = int(np.searchsorted(np.cumsum(lens), max_instances, side="right")) + 1
-    lo, lens, scores = lo[:keep], lens[:keep], scores[:keep]
-    starts = np.cumsum(lens) - lens
-    idx = np.repeat(lo, lens) + (np.arange(int(lens.sum())) - np.repeat(starts, lens))
-    in_answer = np.asarray(part.inst_answer[idx])
-    posts = np.asarray(part.inst_post[idx])[in_answer]
-    post_scores = np.repeat(scores, lens)[in_answer]
-    uniq, first = np.unique(posts, return_index=True)
-    return dict(zip(uniq.tolist(), post_scores[first].tolist(), strict=True))
+    uniq, best = part.best_of_answers(docs, scores, max_instances)
+    return dict(zip(uniq.tolist(), best.tolist(), strict=True))
 
 
 def remove_partial(path: Path) -> None:

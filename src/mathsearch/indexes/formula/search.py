@@ -174,6 +174,14 @@ class FormulaIndex:
         at most ``limit`` answers.  Very common formulae (``x``) have huge instance lists: the
         walk stops after about ``max_instances`` instances."""
         docs, scores = self.top(q, scoring, depth)
+        uniq, best = self.best_of_answers(docs, scores, max_instances)
+        order = np.argsort(-best, kind="stable")[:limit]
+        return dict(zip(uniq[order].tolist(), best[order].tolist(), strict=True))
+
+    def best_of_answers(self, docs: np.ndarray, scores: np.ndarray,
+                        max_instances: int) -> tuple[np.ndarray, np.ndarray]:
+        """The answers holding visual formulae ``docs`` (best first, scored ``scores``), ascending,
+        and each one's best formula score; the walk stops after about ``max_instances`` instances."""
         lo = self.inst_ptr[docs]
         lens = self.inst_ptr[docs + 1] - lo
         keep = int(np.searchsorted(np.cumsum(lens), max_instances, side="right")) + 1
@@ -185,8 +193,7 @@ class FormulaIndex:
         post_scores = np.repeat(scores, lens)[in_answer]
         # docs come best first, so a post's first occurrence carries its best-matching formula
         uniq, first = np.unique(posts, return_index=True)
-        order = np.argsort(-post_scores[first], kind="stable")[:limit]
-        return dict(zip(uniq[order].tolist(), post_scores[first][order].tolist(), strict=True))
+        return uniq, post_scores[first]
 
     def _first_hit_positions(self, docs: np.ndarray) -> np.ndarray:
         """Per visual formula, the position of its first question/answer instance (-1 if none)."""
