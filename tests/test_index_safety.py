@@ -101,6 +101,17 @@ def test_an_index_is_replaced_but_not_the_user_files_put_in_it(tmp_path):
     assert _snapshot(tmp_path) == before
 
 
+
+def test_a_user_file_beside_mirmu_artifacts_is_refused_not_deleted(tmp_path):
+    dump = _raw_dump(tmp_path / "dump")
+    idx = tmp_path / "idx"
+    assert _index(dump, idx, "--with", "mias").exit_code == 1  # the dump has one bad row on purpose
+    (idx / "mirmu" / "my-notes.txt").write_text("mine")
+    before = _snapshot(tmp_path)
+    result = _index(dump, idx, "--with", "mias")
+    assert result.exit_code == 2 and "mirmu/my-notes.txt" in result.output
+    assert _snapshot(tmp_path) == before
+
 def test_an_index_made_before_manifests_is_still_replaced(tmp_path):
     dump = _raw_dump(tmp_path / "dump")
     idx = tmp_path / "idx"

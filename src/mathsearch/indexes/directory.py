@@ -99,12 +99,26 @@ def foreign_entries(index_dir: str | Path) -> list[str] | None:
     else:
         return None
     foreign = [p.name for p in index_dir.iterdir() if not _ours(p.name, entries)]
+    # A folder of several indexes (mirmu/): only the index folders mathsearch makes there are ours.
+    for group, names in _index_groups().items():
+        if group in entries and (index_dir / group).is_dir():
+            foreign += [f"{group}/{p.name}" for p in (index_dir / group).iterdir() if p.name not in names]
     shards = (manifest or {}).get("shards")
     if isinstance(shards, dict):  # a sharded index: each shard holds only what mathsearch made, too
         for name in shards.get("dirs", ()):
             inner = foreign_entries(index_dir / name) if (index_dir / name).is_dir() else []
             foreign += [f"{name}/{n}" for n in (inner if inner is not None else ["(not a mathsearch index)"])]
     return sorted(foreign)
+
+
+def _index_groups() -> dict[str, set[str]]:
+    """``{folder: its index folders}`` for the indexes that live two levels down (``mirmu/mias``)."""
+    groups: dict[str, set[str]] = {}
+    for kind in INDEX_KINDS.values():
+        parts = Path(kind.marker).parts
+        if len(parts) > 2:
+            groups.setdefault(parts[0], set()).add(parts[1])
+    return groups
 
 
 def _within(inner: Path, outer: Path) -> bool:
