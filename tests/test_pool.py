@@ -8,18 +8,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from cli_support import cli, write
 from lxml import etree
-from typer.testing import CliRunner
 
 from mathsearch.assess import AssessDB, build_pool, classify_runs
 from mathsearch.assess.pool import task3_answer_id
-from mathsearch.cli import app
 
 TOPICS_2021 = "topics/task1-2021.xml"
-
-
-def cli(*args) -> object:
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def make_run(index: Path, task: int, system: str, topics: Path, out: Path) -> Path:
@@ -113,11 +108,6 @@ def test_display_order_is_seeded_random_and_hides_the_run_order(runs_2021, tmp_p
     assert set(order) == {i.doc_id for i in other.topics[topic]}
     by_rank = sorted(first.topics[topic], key=lambda i: i.ranks[runs_2021["P1"].name])
     assert order != [i.doc_id for i in by_rank]
-
-
-def write(path: Path, lines: list[str]) -> Path:
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
 
 
 def test_task2_pools_visual_ids_to_depth_and_shows_instances_by_reciprocal_rank_votes(tmp_path):

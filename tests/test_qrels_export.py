@@ -7,20 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from cli_support import cli, write
 
 from mathsearch.assess import AssessDB, build_pool, classify_runs, create_pool_db, export_qrels
 from mathsearch.assess.pool import task3_answer_id
-from mathsearch.cli import app
-
-
-def cli(*args) -> object:
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def write(path: Path, lines: list[str]) -> Path:
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
 
 
 def eval_json(*args) -> dict:
