@@ -8,21 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import cli
 from lxml import etree
-from typer.testing import CliRunner
 
 from mathsearch.assess import AssessDB
-from mathsearch.cli import app
 from mathsearch.web.app import create_app
 
 sys.path.insert(0, str(Path(__file__).parent))
 from web_support import CHROMIUM, CHROMIUM_FLAGS, chromium, serve  # noqa: E402
 
 TOPICS = ("A.201", "A.203")
-
-
-def cli(*args) -> object:
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 @pytest.fixture(scope="module")
