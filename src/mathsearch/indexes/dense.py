@@ -236,12 +236,12 @@ class DenseIndex:
         """Cosine of ``vec`` to each of ``answer_ids`` that has a vector."""
         if self._answer_row is None:  # built once, on first use: a dict over every answer
             self._answer_row = {int(a): i for i, a in enumerate(self.answer_ids.tolist())}
-        out = {}
-        for a in answer_ids:
-            row = self._answer_row.get(a)
-            if row is not None:
-                out[a] = float(self.answers[row].astype(np.float32) @ vec.astype(np.float32))
-        return out
+        found = [(a, row) for a in answer_ids if (row := self._answer_row.get(a)) is not None]
+        if not found:
+            return {}
+        rows = np.asarray([row for _, row in found])
+        scores = self.answers[rows].astype(np.float32) @ np.asarray(vec, dtype=np.float32)  # one gather
+        return {a: float(s) for (a, _), s in zip(found, scores, strict=True)}
 
     def search_answers(self, vec: np.ndarray, limit: int = 1000) -> dict[int, float]:
         index = self.ann("answers")
