@@ -33,6 +33,8 @@ def test_the_packaged_configs_parse_into_typed_signals():
     ('[fusion]\nmethod = "borda"\n', "should be combsum or rrf"),
     ('[signals.answer]\nweight = "high"\n', "should be float"),
     ('deep = 3\n', "unknown key(s) deep"),
+    ('', "nothing to rank by"),
+    ('depth = 100\n[fusion]\nmethod = "rrf"\n', "nothing to rank by"),
 ])
 def test_a_bad_key_or_value_is_refused_with_its_place(tmp_path, text, words):
     path = tmp_path / "bad.toml"

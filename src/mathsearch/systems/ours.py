@@ -80,7 +80,10 @@ def load_config(path: str = "", packaged: str = DEFAULT_CONFIG) -> dict[str, Any
 @lru_cache(maxsize=64)
 def ours_config(path: str = "", packaged: str = DEFAULT_CONFIG) -> OursConfig:
     """The config at ``path`` (or the packaged one), parsed and checked once."""
-    return OursConfig.parse(read_toml(path, packaged), path or packaged)
+    config = OursConfig.parse(read_toml(path, packaged), path or packaged)
+    if not config.signals:  # an empty or misspelt file would otherwise rank nothing, silently
+        raise InputError(f"system config {path or packaged}: no [signals.NAME] section, so nothing to rank by")
+    return config
 
 
 def without_dense(config: OursConfig | Mapping[str, Any]) -> OursConfig:
