@@ -122,6 +122,20 @@ def import_ray():
     return ray
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """A HOST:PORT address (``ray://`` or not) must accept a connection: Ray itself retries an
+    unreachable one for minutes, printing warnings, before it gives up."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if address == "auto" or not sep or not port.isdigit():
+        return  # ``auto`` and other forms: Ray's own checks
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise InputError(f"--ray {address}: no Ray cluster answers there ({exc}).") from None
+
+
 class RayEngine:
     """Tasks on a Ray cluster: ``address`` ``local`` starts one on this machine (``num_cpus``
     workers, default every core), anything else is the address of a running cluster (``auto``,
@@ -140,7 +154,10 @@ class RayEngine:
                 if address == "local":
                     ray.init(num_cpus=num_cpus, **kwargs)
                 else:
+                    _check_reachable(address)
                     ray.init(address=address, **kwargs)
+            except InputError:
+                raise
             except Exception as exc:  # ConnectionError, ValueError, RuntimeError: Ray's words, one sentence
                 raise InputError(f"--ray {address}: could not start or reach a Ray cluster ({exc}).") from None
             self._owned = True
