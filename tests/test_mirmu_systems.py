@@ -98,6 +98,47 @@ def test_formula2vec_keeps_an_alpha_renamed_twin_closer_than_other_formulae(mirm
     assert np.allclose(again, vectors["x^2+y^2=z^2"])  # inference is repeatable
 
 
+def test_formula2vec_ivf_index_finds_what_the_exact_search_finds(mirmu_sample, tmp_path):
+    """Above ``ann_min`` formulae an IVF index answers; its hits are re-scored exactly, so they are
+    (nearly all) the exact search's, with the exact cosines, best first; below, none is built."""
+    from mathsearch.indexes.mirmu.common import artifact_dir
+    from mathsearch.indexes.mirmu.formula2vec import ANN_FILE, Formula2VecIndex, build_formula2vec_ann
+
+    shutil.copytree(artifact_dir(mirmu_sample, "formula2vec"), artifact_dir(tmp_path, "formula2vec"))
+    n = np.load(artifact_dir(tmp_path, "formula2vec") / "vectors.npy", mmap_mode="r").shape[0]
+    assert build_formula2vec_ann(tmp_path) == {}  # the packaged ann_min (200,000) is above the sample's
+    assert not (artifact_dir(tmp_path, "formula2vec") / ANN_FILE).exists()
+    counts = build_formula2vec_ann(tmp_path, ann_min=1000)
+    assert counts["formula2vec_ann_lists"] == int(2 * np.sqrt(n)) and (artifact_dir(tmp_path, "formula2vec") / ANN_FILE).is_file()
+    assert json.loads((artifact_dir(tmp_path, "formula2vec") / "manifest.json").read_text())["counts"]["formula2vec_ann_lists"] == counts["formula2vec_ann_lists"]
+    assert build_formula2vec_ann(tmp_path, ann_min=1000) == {}  # built once
+    index = Formula2VecIndex.open(tmp_path)
+    assert index.ann is not None and index.ann.ntotal == n
+    recalls = []
+    for latex in ["x^2+y^2=z^2", "\\frac{n(n+1)}{2}", "\\int_0^1 f(x)\\,dx", "\\sum_{k=1}^n k^2", "e^{i\\pi}+1=0"]:
+        vec = index.infer(latex, 10)
+        exact_rows, exact_scores = index.nearest(vec, 100, nprobe=0)
+        rows, scores = index.nearest(vec, 100, nprobe=64)
+        assert len(rows) == 100 and np.all(np.diff(scores) <= 0)
+        truth = dict(zip(exact_rows.tolist(), exact_scores.tolist(), strict=True))
+        for r, s in zip(rows.tolist(), scores.tolist(), strict=True):
+            assert s == pytest.approx(float(index.vectors[r].astype(np.float32) @ vec), abs=1e-5)
+            if r in truth:
+                assert s == pytest.approx(truth[r], abs=1e-5)
+        recalls.append(len(set(rows.tolist()) & set(truth)) / 100)
+        one_list, _ = index.nearest(vec, 100, nprobe=1)
+        assert len(set(one_list.tolist()) & set(truth)) < 100  # one list of ~350 misses some
+    assert statistics.mean(recalls) >= 0.9, recalls
+    # the systems read the IVF index, and nprobe=0 is the exact search
+    ctx = SearchContext(tmp_path)
+    query = SearchQuery("q", "", formula_latex="x^2+y^2=z^2")
+    exact = make_system("formula2vec-formula:nprobe=0").search(ctx, query, 50)
+    approx = make_system("formula2vec-formula").search(ctx, query, 50)
+    rows, scores = index.nearest(index.infer("x^2+y^2=z^2", 10), 50, nprobe=0)
+    assert list(exact) == [str(index.instance_ids[r]) for r in rows]
+    assert len(set(approx) & set(exact)) >= 40
+
+
 def test_index_with_compubert_trains_a_named_encoder_the_dense_index_can_use(tmp_path):
     dump = make_dump(tmp_path / "dump")
     bad = runner.invoke(app, ["index", str(dump), "--index", str(tmp_path / "bad"), "--with", "mias,bogus"])

@@ -5,7 +5,10 @@ seed's Task 2 results, 4.4/5.3), tagged by its row.  Layout under ``INDEX_DIR/mi
 ``model`` (gensim's Doc2Vec, for inferring query vectors), ``vectors.npy`` (the trained formula
 vectors, L2-normalised float16), ``instance_ids.npy`` and ``post_ids.npy`` (a representative
 instance of each visual formula, the first, and its post), ``answer_ptr.npy``/``answer_ids.npy``
-(CSR: the answers holding each visual formula, for Task 1), ``manifest.json``.
+(CSR: the answers holding each visual formula, for Task 1), ``manifest.json``; from ``ann_min``
+formulae on (``[build]``), ``vectors.ivf``: a faiss IVF-SQ8 index of the vectors
+(:func:`mathsearch.indexes.dense.build_ann`, memory-mapped when read) that finds the nearest
+formulae (nprobe lists of about 2 sqrt(n)), which are then re-scored exactly from ``vectors.npy``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,33 @@ class Formula2VecBuild:
     epochs: int = 5
     seed: int = 1
     workers: int = 2
+    ann_min: int = 200_000
+
+
+ANN_FILE = "vectors.ivf"
+
+
+def build_formula2vec_ann(index_dir: str | Path, ann_min: int | None = None) -> dict:
+    """Write ``vectors.ivf`` beside the built vectors when they are ``ann_min`` (default: the
+    ``[build]`` value the manifest records) or more and it is not there yet; the manifest's counts
+    say so.  What :func:`build_formula2vec` runs last; callable on artifacts built before it."""
+    import json
+
+    from ..dense import build_ann
+
+    root = artifact_dir(index_dir, NAME)
+    meta = read_manifest(root, NAME, VERSION)
+    limit = int(meta["config"].get("ann_min", Formula2VecBuild.ann_min)) if ann_min is None else ann_min
+    vectors = np.load(root / "vectors.npy", mmap_mode="r")
+    if vectors.shape[0] < limit or (root / ANN_FILE).is_file():
+        return {}
+    t0 = time.perf_counter()
+    info = build_ann(vectors, root / ANN_FILE, seed=int(meta.get("seed") or 0))
+    counts = {"formula2vec_ann_lists": info["nlist"], "formula2vec_ann_seconds": round(time.perf_counter() - t0, 2)}
+    meta["counts"].update(counts)
+    meta["config"]["ann_min"] = limit
+    (root / "manifest.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return counts
 
 
 def build_formula2vec(store: Store, index_dir: Path, progress: Progress | None = None, config: str = "") -> dict:
@@ -85,11 +115,13 @@ def build_formula2vec(store: Store, index_dir: Path, progress: Progress | None =
     counts = {"formula2vec_formulae": len(instance_ids), "formula2vec_vocabulary": len(model.wv),
               "formula2vec_train_seconds": round(train_seconds, 2)}
     write_manifest(root, NAME, VERSION, {**asdict(cfg), "cpu_count": os.cpu_count()}, counts, started)
+    counts.update(build_formula2vec_ann(index_dir, cfg.ann_min))
     return counts
 
 
 class Formula2VecIndex:
-    """Query vectors inferred by the model; cosine to every formula vector (exact, numpy blocks)."""
+    """Query vectors inferred by the model; cosine to every formula vector (exact, numpy blocks), or
+    to the candidates of the IVF index when the artifacts have one (:meth:`nearest`)."""
 
     def __init__(self, root: Path):
         from gensim.models import Doc2Vec
@@ -101,6 +133,8 @@ class Formula2VecIndex:
         self.post_ids = np.load(root / "post_ids.npy")
         self.answer_ptr = np.load(root / "answer_ptr.npy")
         self.answer_ids = np.load(root / "answer_ids.npy")
+        self._ann_path = root / ANN_FILE
+        self._ann = None
 
     @classmethod
     def open(cls, index_dir: str | Path) -> Formula2VecIndex:
@@ -128,6 +162,34 @@ class Formula2VecIndex:
             return np.zeros(0, dtype=np.int64)
         rows = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         return rows[np.lexsort((rows, -scores[rows]))]
+
+    @property
+    def ann(self):
+        """The faiss IVF index (memory-mapped), or None when the artifacts have none (exact search)."""
+        if self._ann is None and self._ann_path.is_file():
+            import faiss
+
+            self._ann = faiss.read_index(str(self._ann_path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+        return self._ann
+
+    def nearest(self, vec: np.ndarray, k: int, nprobe: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, cosines)`` of the ``k`` formulae nearest ``vec``, best first (ties by row):
+        exact over every vector when ``nprobe`` is 0 or there is no IVF index; else the IVF index's
+        ``k`` candidates from ``nprobe`` lists, re-scored exactly (one gather of ``k`` vectors)."""
+        ann = self.ann if nprobe > 0 else None
+        if ann is None:
+            scores = self.scores(vec)
+            rows = self.best(scores, k)
+            return rows, scores[rows]
+        k = min(k, self.vectors.shape[0])
+        if k <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        ann.nprobe = nprobe
+        _, found = ann.search(np.ascontiguousarray(vec, dtype=np.float32)[None, :], k)
+        rows = np.sort(found[0][found[0] >= 0]).astype(np.int64)
+        scores = self.vectors[rows].astype(np.float32) @ np.asarray(vec, dtype=np.float32)
+        order = np.lexsort((rows, -scores))
+        return rows[order], scores[order]
 
     def answers_of(self, row: int) -> np.ndarray:
         return self.answer_ids[self.answer_ptr[row] : self.answer_ptr[row + 1]]

@@ -20,6 +20,7 @@ class Formula2VecSearch:
     infer_epochs: int = 10
     query_formulae: int = 5
     depth: int = 2000
+    nprobe: int = 64
 
 
 @register
@@ -33,15 +34,16 @@ class Formula2VecFormula:
     DATA_USED = "math"
     DESCRIPTION = "Formula2Vec (MIRMU): Doc2Vec DBOW vectors of formulae in prefix notation, cosine"
     config: str = ""
+    nprobe: int = -1  # -1: the config's; 0: exact over every vector even where an IVF index is built
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
         if not query.formula_latex:
             return Ranking()
         cfg = search_config(Formula2VecSearch, "formula2vec", self.config)
         index = ctx.open("formula2vec")
-        scores = index.scores(index.infer(query.formula_latex, cfg.infer_epochs))
-        rows = index.best(scores, limit)
-        return Ranking({int(index.instance_ids[r]): float(scores[r]) for r in rows},
+        rows, scores = index.nearest(index.infer(query.formula_latex, cfg.infer_epochs), limit,
+                                     cfg.nprobe if self.nprobe < 0 else self.nprobe)
+        return Ranking({int(index.instance_ids[r]): float(s) for r, s in zip(rows, scores, strict=True)},
                        posts={int(index.instance_ids[r]): int(index.post_ids[r]) for r in rows})
 
 
@@ -56,19 +58,20 @@ class Formula2Vec:
     DATA_USED = "math"
     DESCRIPTION = "Formula2Vec (MIRMU): answers by the best cosine of their formulae to each topic formula"
     config: str = ""
+    nprobe: int = -1  # -1: the config's; 0: exact over every vector even where an IVF index is built
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
         cfg = search_config(Formula2VecSearch, "formula2vec", self.config)
+        nprobe = cfg.nprobe if self.nprobe < 0 else self.nprobe
         formulae = [f for f in query.bags.formulae if f.strip()]
         if not formulae:
             return Ranking()
         index = ctx.open("formula2vec")
         total: dict[int, float] = {}
         for latex in largest_formulae(list(dict.fromkeys(formulae)), cfg.query_formulae):
-            scores = index.scores(index.infer(latex, cfg.infer_epochs))
+            rows, scores = index.nearest(index.infer(latex, cfg.infer_epochs), cfg.depth, nprobe)
             best: dict[int, float] = {}
-            for r in index.best(scores, cfg.depth):
-                s = float(scores[r])
+            for r, s in zip(rows.tolist(), scores.tolist(), strict=True):
                 for a in index.answers_of(int(r)).tolist():
                     if s > best.get(a, -2.0):
                         best[a] = s
