@@ -46,6 +46,23 @@ print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers,
                   "peak_mib": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, kids.ru_maxrss) / 1024}))
 """
 
+ARTIFACTS = """
+import json, logging, resource, sys, time
+from mathsearch.indexes.mirmu import build_artifacts
+logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
+for name in ("gensim.utils", "gensim.corpora.dictionary", "gensim.models.tfidfmodel", "smart_open"):
+    logging.getLogger(name).setLevel(logging.WARNING)
+t, c = time.perf_counter(), time.process_time()
+def progress(step, done, total):
+    print(f"[{time.perf_counter() - t:8.1f} s wall, {time.process_time() - c:8.1f} CPU s] {step} {done}/{total}",
+          file=sys.stderr, flush=True)
+counts = build_artifacts(sys.argv[1], tuple(sys.argv[2].split(",")), progress)
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"seconds": time.perf_counter() - t, "counts": counts,
+                  "cpu_seconds": time.process_time() - c + kids.ru_utime + kids.ru_stime,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
 PROBE = """
 import json, sys, time, tempfile
 from pathlib import Path
@@ -67,6 +84,24 @@ print(json.dumps({"pairs": len(pairs), "answers": len(answers), "train_pairs": i
                   "train_seconds": info["train_seconds"], "train_cpu": c2 - c,
                   "embed_seconds": time.perf_counter() - t2, "embed_cpu": time.process_time() - c2, "embedded": 500}))
 """
+
+
+def _streamed(code: str, *args: str) -> dict:
+    """``_child``, its stderr (progress, gensim's rates) passed through as it comes."""
+    done = subprocess.run([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"step failed (exit {done.returncode})")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def build_missing(index: Path, names: list[str]) -> None:
+    """Build into INDEX the artifacts of ``names`` it lacks (no manifest.json), reusing the rest."""
+    missing = [n for n in names if not (index / "mirmu" / n / "manifest.json").is_file()]
+    if not missing:
+        return
+    b = _streamed(ARTIFACTS, str(index), ",".join(missing))
+    print(f"built {','.join(missing)} into {index}: {b['seconds']:.1f} s wall, {b['cpu_seconds']:.1f} CPU s, "
+          f"peak RSS {b['peak_mib']:,.0f} MiB", flush=True)
 
 
 def latency(index: Path, systems: list[tuple[int, str]]) -> None:
@@ -99,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--systems", default="1:bm25-thread,1:mias,1:scm,1:formula2vec,1:compubert,"
                                          "2:scm-formula,2:formula2vec-formula",
                     help="TASK:SYSTEM,... (systems whose artifacts the index lacks are skipped)")
+    ap.add_argument("--build", action="store_true",
+                    help="with --index: first build the --with artifacts the index lacks")
     ap.add_argument("--compubert-probe", action="store_true")
     args = ap.parse_args(argv)
     index = args.index
@@ -115,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"build of {b['answers']:,} answers with {args.with_}: {b['seconds']:.1f} s wall, "
                   f"{b['cpu_seconds']:.1f} CPU s, peak RSS {b['peak_mib']:,.0f} MiB; steps: "
                   + ", ".join(f"{k} {v:.1f} s" for k, v in b["indexes"].items() if k.endswith("_seconds")))
+        build_missing(index, [n for n in args.with_.split(",") if n])
+    elif args.build:
+        build_missing(index, [n for n in args.with_.split(",") if n])
     print(f"index: {index}")
     manifests(index)
     from mathsearch.indexes.directory import INDEX_KINDS
