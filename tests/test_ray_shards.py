@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import COLLECTION, QRELS, TOPICS
+from conftest import COLLECTION, QRELS, RUNS, TOPICS
 
 os.environ.setdefault("RAY_DISABLE_USAGE_STATS", "1")
 import ray  # noqa: E402  (the ray extra, installed by scripts/setup.sh)
@@ -160,6 +160,56 @@ def test_search_and_batch_runs_on_ray_over_a_sharded_index(sharded, cluster):
     there = run_system_on_ray(RayEngine("local"), system, str(index_dir), topics, 100)
     assert len(here) == len(there) > 1000
     assert here == there
+
+
+def test_eval_check_and_pool_read_a_sharded_index_as_the_single_one(sharded, sample_index, tmp_path):
+    """``eval``, ``check`` and ``pool`` with ``--index`` on a sharded parent (which holds no store of
+    its own: each shard has one) read the shards' stores as one: the same facts, scores, problems."""
+    from typer.testing import CliRunner
+
+    from mathsearch.cli import app
+    from mathsearch.evaluation import from_index
+
+    index_dir, _, _ = sharded
+    single, shards = from_index(sample_index), from_index(index_dir)
+    assert shards.visual_of == single.visual_of and len(single.visual_of) > 70_000
+    assert shards.answers_present == single.answers_present and len(single.answers_present) == 3395
+    assert shards.present(2) == single.present(2)
+    assert shards.text_of("9253") == single.text_of("9253")
+    # a Task 2 run: the first question/answer instance of every judged visual id the sample holds
+    judged: dict[str, list[str]] = {}
+    for line in (QRELS / "task2-2020.tsv").read_text().splitlines():
+        t, _, vid, _ = line.split()
+        judged.setdefault(t, []).append(vid)
+    instance: dict[str, str] = {}
+    for fid, vid in sorted(single.visual_of.items(), key=lambda kv: int(kv[0])):
+        if single.lookup.formula_kind(fid) in ("question", "answer"):  # type: ignore[union-attr]
+            instance.setdefault(vid, fid)
+    lines = [f"{t}\t{instance[v]}\t{single.lookup.formula(instance[v]).post_id}\t{r}\t{50 - r}\tt"  # type: ignore[union-attr]
+             for t, vids in judged.items() for r, v in enumerate([v for v in vids if v in instance][:20], 1)]
+    run2 = tmp_path / "TeamX-task2-oracle-auto-math-A.tsv"
+    run2.write_text("\n".join(lines) + "\n")
+    run1 = RUNS / "prim_MathDowsers-task1-alpha05noReRank-auto-both-A.tsv"
+
+    def cli(*args):
+        return CliRunner().invoke(app, [str(a) for a in args])
+
+    for task, qrels, run in ((1, QRELS / "task1-2020.tsv", run1), (2, QRELS / "task2-2020.tsv", run2)):
+        a = cli("eval", "-t", task, "-q", qrels, run, "--index", sample_index, "--collection-only", "--json")
+        b = cli("eval", "-t", task, "-q", qrels, run, "--index", index_dir, "--collection-only", "--json")
+        assert a.exit_code == 0 and b.exit_code == 0, b.output
+        assert json.loads(b.stdout) == json.loads(a.stdout)
+        entry = json.loads(b.stdout)[run.name]
+        assert entry["topics"] > 20 and 0 < entry["nDCG'"] <= 1, entry
+        a = cli("check", run, "-t", task, "--index", sample_index, "--json")
+        b = cli("check", run, "-t", task, "--index", index_dir, "--json")
+        assert a.exit_code == b.exit_code and json.loads(b.stdout) == json.loads(a.stdout), b.output
+    a = cli("pool", run2, "-t", 2, "--index", sample_index, "--out", tmp_path / "a.sqlite", "--json")
+    b = cli("pool", run2, "-t", 2, "--index", index_dir, "--out", tmp_path / "b.sqlite", "--json")
+    assert a.exit_code == b.exit_code == 0, b.output
+    pooled_a, pooled_b = json.loads(a.stdout), json.loads(b.stdout)
+    assert pooled_a.pop("out") != pooled_b.pop("out")
+    assert pooled_b == pooled_a and pooled_b["items"] > 100, pooled_b
 
 
 def test_a_sharded_index_is_replaceable_but_foreign_files_are_refused(sharded):

@@ -27,9 +27,9 @@ def check(
 
     lookup = None
     if index is not None:
-        from ..store import Store
+        from ..indexes.shards import open_store
 
-        lookup = Store.open(index)
+        lookup = open_store(index)
     elif formulas:
         lookup = FormulaTsvLookup(*formulas)
     topic_ids = {t.topic_id for t in read_topics(topics)} if topics is not None else None

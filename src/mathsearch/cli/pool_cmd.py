@@ -53,9 +53,9 @@ def pool(
     visual_ids = None
     if task == 2:
         if index is not None:
-            from ..store import Store
+            from ..indexes.shards import open_store
 
-            visual_ids = Store.open(index).visual_ids
+            visual_ids = open_store(index).visual_ids
         else:
             from ..runs.lookup import FormulaTsvLookup
 

@@ -43,10 +43,10 @@ def from_formula_tsv(*paths: str | Path, report: ReadReport | None = None) -> Co
 
 
 def from_index(index_dir: str | Path) -> CollectionFacts:
-    """Facts from the collection store under ``index_dir`` (``mathsearch index``)."""
-    from ..store import Store
+    """Facts from the collection store under ``index_dir`` (``mathsearch index``, sharded or not)."""
+    from ..indexes.shards import open_store
 
-    store = Store.open(index_dir)
+    store = open_store(index_dir)
     visual_of: dict[str, str] = {}
     present: set[str] = set()
     for f in store.iter_formulas():

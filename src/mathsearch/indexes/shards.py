@@ -344,6 +344,27 @@ def write_global_text_stats(shards: Sequence[Path]) -> dict[str, int]:
 
 
 # -- searching: the facades IndexDirectory opens for a sharded parent ---------------------------------
+def open_store(index_dir: str | Path) -> Any:
+    """The collection store of ``index_dir``: its :class:`~mathsearch.store.Store`, or for a sharded
+    parent one :class:`ShardedStore` over its shards' (for the commands that read only the store:
+    ``eval``, ``check``, ``pool`` with ``--index``)."""
+    from ..store import Store
+    from .directory import read_manifest
+
+    dirs = shard_dirs_of(index_dir, read_manifest(index_dir)) if Path(index_dir).is_dir() else None
+    if not dirs:
+        return Store.open(index_dir)
+    stores: list[Any] = []
+    try:
+        for d in dirs:
+            stores.append(Store.open(d))
+    except BaseException:
+        for s in stores:
+            s.close()
+        raise
+    return ShardedStore(stores)
+
+
 def open_sharded(name: str, shards: Sequence[Path]) -> Any:
     """The index ``name`` of a sharded parent: one object with the single index's interface."""
     from .directory import INDEX_KINDS
@@ -386,6 +407,12 @@ class ShardedStore:
     def close(self) -> None:
         for s in self.stores:
             s.close()
+
+    def __enter__(self) -> ShardedStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def meta(self) -> dict[str, str]:
         return self.stores[0].meta()
