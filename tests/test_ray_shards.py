@@ -212,6 +212,68 @@ def test_eval_check_and_pool_read_a_sharded_index_as_the_single_one(sharded, sam
     assert pooled_b == pooled_a and pooled_b["items"] > 100, pooled_b
 
 
+@pytest.fixture(scope="module")
+def dense_pair(cluster, sample_index, tmp_path_factory):
+    """The sample with vectors of one static encoder (trained in seconds): a copy of the single index
+    given them here, and 2 shards built by Ray tasks, each shard's embedding a task, the one of shard
+    1 killing its worker once."""
+    import shutil
+
+    from test_shards import train_tiny_encoder
+
+    from mathsearch.distributed import RayEngine
+    from mathsearch.indexes.dense import build_dense_index
+    from mathsearch.indexes.shards import build_partitioned
+    from mathsearch.store import Store
+
+    root = tmp_path_factory.mktemp("dense")
+    encoder = train_tiny_encoder(root)
+    single = root / "single"
+    shutil.copytree(sample_index, single)
+    with Store.open(single) as store:
+        build_dense_index(store, single, encoder=str(encoder))
+    marker = root / "killed.txt"
+    engine = RayEngine("local", kill_once=("shard-001/dense", str(marker)))
+    counts = build_partitioned(COLLECTION, root / "sharded", shards=2, optional=("dense",), encoder=str(encoder),
+                               engine=engine)
+    return single, root / "sharded", counts, marker
+
+
+def test_sharded_vectors_built_on_ray_with_a_killed_worker_match_the_single_index(dense_pair, tmp_path):
+    """Each shard's embedding is a Ray task; the killed one is retried, and every answer has one vector.
+    Dense-only runs over the 2 shards are the single index's (exact search, merged per-shard top k);
+    ``ours`` with its dense signals too, up to the formula signal's ties at its cut (top-10 overlap
+    >= 0.9, nDCG' within 0.005; 2020 topics that ``eval --collection-only`` scores)."""
+    import numpy as np
+
+    from mathsearch.indexes.dense import DENSE_DIR
+    from mathsearch.readers.topics import read_topics
+    from mathsearch.store import Store
+    from mathsearch.systems import SearchContext
+
+    single, sharded, counts, marker = dense_pair
+    assert marker.read_text().startswith("shard-001/dense killed in process")  # the worker did die
+    with Store.open(single) as store:
+        answers = sorted(int(a) for a in store.answer_ids())
+    seen = [a for name in ("shard-000", "shard-001")
+            for a in np.load(sharded / name / DENSE_DIR / "answer_ids.npy").tolist()]
+    assert sorted(seen) == answers and counts.indexes["dense_answers"] == len(answers) == 3395
+    scored = _scored_topics(1, 2020, single)
+    topics = [t for t in read_topics(TOPICS / "task1-2020.xml") if t.topic_id in scored]
+    config = tmp_path / "dense.toml"
+    config.write_text('[signals.d]\nkind = "dense"\nweight = 1.0\nlimit = 1000\n')
+    a_ctx, b_ctx = SearchContext(single), SearchContext(sharded)
+    for system, exact in ((f"ours:config={config}", True), ("ours", False)):
+        a, b = _runs(a_ctx, b_ctx, system, topics)
+        overlaps = [len(set(a[t.topic_id].ordered()[:10]) & set(b[t.topic_id].ordered()[:10])) / 10 for t in topics]
+        if exact:
+            assert all(a[t.topic_id].ordered()[:10] == b[t.topic_id].ordered()[:10] for t in topics)
+        assert len(overlaps) == len(scored) > 20 and sum(overlaps) / len(overlaps) >= 0.9, (system, overlaps)
+        nd_a = _ndcg_prime(1, 2020, a, single, tmp_path, "single")
+        nd_b = _ndcg_prime(1, 2020, b, single, tmp_path, "sharded")
+        assert nd_a > 0.2 and abs(nd_a - nd_b) <= 0.005, (system, nd_a, nd_b)
+
+
 def test_a_sharded_index_is_replaceable_but_foreign_files_are_refused(sharded):
     from mathsearch.errors import InputError
     from mathsearch.indexes.directory import check_index_target, foreign_entries

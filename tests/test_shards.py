@@ -10,13 +10,16 @@ import random
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from mathsearch.cli import app
+from mathsearch.encoders.train import TrainConfig, train
 from mathsearch.errors import InputError
 from mathsearch.indexes.build import build_index
 from mathsearch.indexes.shards import _sql_shard, shard_of
+from mathsearch.store import Store
 from mathsearch.systems import SearchContext, SearchQuery, make_system
 
 runner = CliRunner()
@@ -132,10 +135,91 @@ def test_a_sharded_target_follows_the_index_rules(built, tmp_path):
         mine.unlink()
 
 
-def test_vectors_with_shards_are_refused_before_any_work(tmp_path):
+def test_other_optional_indexes_with_shards_are_refused_before_any_work(tmp_path):
     dump = make_dump(tmp_path / "dump", threads=3)
-    with pytest.raises(InputError, match="cannot be combined with --shards"):
-        build_index(dump, tmp_path / "index", shards=2, optional=("dense",), encoder="static-minilm")
+    with pytest.raises(InputError, match="scm cannot be combined with --shards"):
+        build_index(dump, tmp_path / "index", shards=2, optional=("dense", "scm"), encoder="static-minilm")
     assert not (tmp_path / "index").exists()
     result = runner.invoke(app, ["index", str(dump), "--index", str(tmp_path / "index"), "--shards", "0"])
     assert result.exit_code == 2 and not (tmp_path / "index").exists()
+
+
+# -- vectors per shard -------------------------------------------------------------------------------------
+TINY = TrainConfig(seed=5, epochs=8, batch=4, lr=0.05, latex_vocab=5, min_latex_count=1, base="random",
+                   val_fraction=0.25, patience=8, threads=1)
+
+
+def train_tiny_encoder(root: Path) -> Path:
+    """A static encoder trained in seconds on a dump of 12 threads (MiniLM as teacher, random start):
+    MiniLM itself would take minutes to embed a collection."""
+    index = root / "train-index"
+    build_index(make_dump(root / "train-dump", threads=12, seed=8), index)
+    with Store.open(index) as store:
+        train(store, root / "tiny", "tiny", TINY, source="test_shards fixture")
+    return root / "tiny"
+
+
+@pytest.fixture(scope="module")
+def encoder(tmp_path_factory) -> Path:
+    return train_tiny_encoder(tmp_path_factory.mktemp("encoder"))
+
+
+def test_vectors_per_shard_by_one_encoder_search_as_the_single_index(encoder, tmp_path):
+    """``--shards 3 --dense``: each shard embeds its own posts with the encoder (recorded in each
+    shard's dense manifest and in the parent's); cosine scores compare across shards, so the merge
+    of the shards' exact top k is the single index's top k."""
+    from mathsearch.indexes.dense import DENSE_DIR
+    from mathsearch.indexes.directory import read_manifest
+    from mathsearch.systems.ours import default_spec
+
+    dump = make_dump(tmp_path / "dump")
+    build_index(dump, tmp_path / "single", optional=("dense",), encoder=str(encoder))
+    result = runner.invoke(app, ["index", str(dump), "--index", str(tmp_path / "sharded"), "--shards", "3",
+                                 "--encoder", str(encoder), "--json"])
+    assert result.exit_code == 0, result.output
+    counts, sharded, single = json.loads(result.stdout), tmp_path / "sharded", tmp_path / "single"
+    fingerprint = json.loads((encoder / "encoder.json").read_text())["fingerprint"]
+    with Store.open(single) as store:
+        answers, questions = store.answer_ids(), {p for p in store.post_ids() if p not in store.answer_ids()}
+    assert counts["dense_answers"] == len(answers) and counts["dense_questions"] == len(questions)
+    assert counts["dense_encoder"] == "tiny" and "dense_seconds_max_shard" in counts
+    seen: list[int] = []
+    for name in read_manifest(sharded)["shards"]["dirs"]:
+        dense = json.loads((sharded / name / DENSE_DIR / "manifest.json").read_text())
+        assert dense["encoder"]["fingerprint"] == fingerprint  # the same encoder, recorded by each shard
+        with Store.open(sharded / name) as store:
+            mine = np.load(sharded / name / DENSE_DIR / "answer_ids.npy").tolist()
+            assert sorted(map(str, mine)) == sorted(store.answer_ids())  # its own posts, no other
+        seen += mine
+    assert sorted(map(str, seen)) == sorted(answers)
+    parent = json.loads((sharded / DENSE_DIR / "manifest.json").read_text())
+    assert parent["encoder"]["fingerprint"] == fingerprint and parent["dense_answers"] == len(answers)
+    assert default_spec(sharded) == "ours"  # ours sees the vectors, and runs its static-encoder config
+
+    a, b = SearchContext(single), SearchContext(sharded)
+    assert a.dense.search_answers(a.dense.encode("x"), 1000) != {}
+    for text in ("prime series converge", "integral of $x^2$", "matrix group ring", "bound of the norm"):
+        vec = a.dense.encode(text)
+        assert np.array_equal(b.dense.encode(text), vec)
+        for k in (5, 1000):
+            sa, sb = a.dense.search_answers(vec, k), b.dense.search_answers(vec, k)
+            assert len(sa) == min(k, len(answers)) and sa.keys() == sb.keys(), (text, k)
+            assert max(abs(sa[d] - sb[d]) for d in sa) < 1e-5
+            qa, qb = a.dense.search_questions(vec, k), b.dense.search_questions(vec, k)
+            assert qa.keys() == qb.keys() and len(qa) == min(k, len(questions))
+        ids = [int(d) for d in sorted(answers)[::3]]
+        assert a.dense.score_answers(vec, ids).keys() == b.dense.score_answers(vec, ids).keys() == set(ids)
+    config = tmp_path / "dense.toml"
+    config.write_text('[signals.d]\nkind = "dense"\nweight = 1.0\nlimit = 1000\n'
+                      '[signals.q]\nkind = "dense_questions"\nweight = 1.0\nlimit = 20\n')
+    for system in (f"ours:config={config}", "ours"):
+        for text in ("prime series converge", "the derivative of $\\sin(x)$"):
+            q = SearchQuery("q", text, "", ())
+            ra, rb = make_system(system).search(a, q, 10), make_system(system).search(b, q, 10)
+            assert len(ra) == 10 and ra.ordered() == rb.ordered(), (system, text)
+    # shards whose vectors come from different encoders are refused, not merged
+    other = json.loads((sharded / "shard-001" / DENSE_DIR / "manifest.json").read_text())
+    other["encoder"]["fingerprint"] = "static/0000"
+    (sharded / "shard-001" / DENSE_DIR / "manifest.json").write_text(json.dumps(other))
+    with pytest.raises(InputError, match="different encoders"):
+        SearchContext(sharded).dense  # noqa: B018

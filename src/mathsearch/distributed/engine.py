@@ -7,7 +7,8 @@ it and is idempotent: it first removes whatever an earlier, killed attempt of th
 
 :class:`RayEngine` submits every task at once (one CPU each, the analysis inside a task in one
 process: Ray spreads the tasks over the cluster's workers) and retries a task whose worker died
-(``max_retries``); an error raised by a step is not retried and comes back as itself.  Every path
+(``max_retries``); an error raised by a step is not retried and comes back as itself.  The
+embedding of an unsharded index asks for every CPU (the encoder uses them); a shard's, for one.  Every path
 is absolute: on a cluster of several machines the index's parent folder must be on storage every
 node mounts at the same path (NFS, a shared volume), and every node needs mathsearch installed.
 """
@@ -169,7 +170,7 @@ class RayEngine:
         for task in tasks:
             marker = self._kill_once[1] if self._kill_once and self._kill_once[0] == task.key else None
             opts: dict[str, Any] = {"name": f"mathsearch {task.key}"}
-            if task.step == "dense":
+            if task.step == "dense" and task.of == 1:  # the one embedding of an unsharded index: every core
                 opts["num_cpus"] = max(1, int(ray.available_resources().get("CPU", 1)))
             refs.append(self._step.options(**opts).remote(task, 1, marker))
         pending = list(refs)

@@ -7,7 +7,8 @@ and formulae never span shards), builds each shard's text and formula indexes (a
 where our own code scores (formula idf over the collection's visual formulae).  Layout::
 
   DIR/mathsearch-index.json    the parent's manifest: "shards": {"count", "hash", "dirs"}
-  DIR/shard-000/ ...           each a complete INDEX_DIR (store, text, formula, manifest)
+  DIR/shard-000/ ...           each a complete INDEX_DIR (store, text, formula, manifest; dense)
+  DIR/dense/manifest.json      with --dense: the encoder of every shard's vectors, counts summed
   DIR/shard-000/global/        formula_group.npy / formula_canonical.npy: the collection-wide visual
                                formula of each of the shard's, and whether the shard holds its
                                first instance (for the merge); stats.json (the padding's count)
@@ -26,6 +27,9 @@ shards' top-k under collection-wide statistics:
   scores as in the single index; Task 1 keeps the answers of the collection's best ``depth``
   visual formulae, Task 2 one instance per collection-wide visual formula (the single index's
   choice of instance), each scored by the shard holding its first instance.
+* dense (``--dense``): each shard embeds its own posts (a task per shard) with the one encoder,
+  recorded in every shard's ``dense/manifest.json`` and in the parent's (which holds no vectors);
+  cosine scores compare across shards, so the merged per-shard top k is the single index's.
 * store: look-ups are answered by the shard that holds the thread, or by all shards.
 """
 
@@ -378,6 +382,8 @@ def open_sharded(name: str, shards: Sequence[Path]) -> Any:
     if name == "formula":
         return ShardedFormulaIndex(parts, [np.load(s / GLOBAL_DIR / "formula_group.npy") for s in shards],
                                    [np.load(s / GLOBAL_DIR / "formula_canonical.npy") for s in shards])
+    if name == "dense":
+        return ShardedDenseIndex(parts)
     raise InputError(f"a sharded index has no {name} index: build it without --shards.")
 
 
@@ -710,6 +716,79 @@ def _answers_of(part: Any, docs: np.ndarray, scores: np.ndarray, max_instances: 
     return dict(zip(uniq.tolist(), best.tolist(), strict=True))
 
 
+def _encoder_identity(manifest: dict[str, Any]) -> tuple[str, str]:
+    """What must agree between shards: the fingerprints of the vectors' encoder and of the query encoder."""
+    from .dense import _fingerprint
+
+    asked = manifest.get("query_encoder")
+    return _fingerprint(manifest.get("encoder") or {}), _fingerprint(asked) if asked else ""
+
+
+def write_sharded_dense_manifest(parent: Path, shards: Sequence[Path]) -> dict[str, Any]:
+    """``parent/dense/manifest.json``: the encoder every shard's vectors were made by (each shard
+    records it in its own ``dense/manifest.json``; they must be one), with the shards' counts summed.
+    The vectors stay in the shards; this file says the sharded index has them (``ours`` reads it to
+    pick its config) and which encoder encodes the topics."""
+    from .dense import DENSE_DIR
+
+    manifests = [json.loads((s / DENSE_DIR / "manifest.json").read_text()) for s in shards]
+    identities = {_encoder_identity(m) for m in manifests}
+    if len(identities) != 1:
+        raise InputError(f"the shards' vectors were made by different encoders ({sorted(identities)}): nothing was replaced.")
+    first = manifests[0]
+    meta = {
+        "encoder": first.get("encoder"), "query_encoder": first.get("query_encoder"), "model": first.get("model"),
+        "dense_answers": sum(int(m.get("dense_answers", 0)) for m in manifests),
+        "dense_questions": sum(int(m.get("dense_questions", 0)) for m in manifests),
+        "ann": {}, "shards": [s.name for s in shards],  # the vectors (and any ANN index) are each shard's
+    }
+    root = parent / DENSE_DIR
+    root.mkdir(exist_ok=True)
+    (root / "manifest.json").write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+class ShardedDenseIndex:
+    """Cosine similarity over the shards' vectors: each shard's top ``limit``, merged.  Every shard's
+    vectors come from the same encoder (checked when opened), so scores compare across shards and
+    the merge of exact per-shard searches is the single index's exact search (up to ties at the cut)."""
+
+    def __init__(self, parts: Sequence[Any]):
+        identities = {_encoder_identity(p.manifest) for p in parts}
+        if len(identities) != 1:
+            raise InputError(f"the shards of {parts[0].root.parent.parent} hold vectors of different encoders "
+                             f"({sorted(identities)}): rebuild them with `mathsearch index --shards N --dense`.")
+        self.parts = list(parts)
+        self.manifest = parts[0].manifest
+        self.encoder_info = parts[0].encoder_info
+        self.encoder_name = parts[0].encoder_name
+
+    def query_encoder(self):
+        return self.parts[0].query_encoder()
+
+    def encode(self, text: str) -> np.ndarray:
+        return self.parts[0].encode(text)
+
+    @staticmethod
+    def _merged(found: Iterable[dict[int, float]], limit: int) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for part in found:
+            out.update(part)
+        return dict(ranked_items(out)[:limit])
+
+    def search_answers(self, vec: np.ndarray, limit: int = 1000) -> dict[int, float]:
+        return self._merged((p.search_answers(vec, limit) for p in self.parts), limit)
+
+    def search_questions(self, vec: np.ndarray, limit: int = 100) -> dict[int, float]:
+        return self._merged((p.search_questions(vec, limit) for p in self.parts), limit)
+
+    def score_answers(self, vec: np.ndarray, answer_ids: list[int]) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for p in self.parts:
+            out.update(p.score_answers(vec, answer_ids))
+        return out
+
+
 def remove_partial(path: Path) -> None:
     """Remove what a killed attempt of a build task left at ``path`` (inside our building folder)."""
     if path.is_dir():
@@ -741,12 +820,13 @@ def build_partitioned(
     started = time.perf_counter()
     if shards < 1:
         raise InputError(f"--shards must be at least 1, not {shards}")
+    others = [name for name in optional if name != "dense"]
+    if shards > 1 and others:
+        raise InputError(f"{', '.join(others)} cannot be combined with --shards yet: build the shards without "
+                         "them (nothing was built).")
     files = detect_collection(collection_dir)
     check_index_target(index_dir, files.root)
     check_optional_steps(optional, encoder, query_encoder)
-    if shards > 1 and optional:
-        raise InputError(f"{', '.join(optional)} cannot be combined with --shards yet: build the shards without "
-                         "them (nothing was built).")
     own_engine = engine is None
     engine = make_engine(ray) if engine is None else engine
     try:
@@ -773,6 +853,8 @@ def build_partitioned(
                 shard_counts: list[dict[str, Any]] = [dict(c) for c, _ in engine.run(split, progress)]
                 shutil.rmtree(full)
                 tasks = [StepTask(str(d), name) for d in dirs for name, _ in INDEX_STEPS]
+                if "dense" in optional:  # each shard's posts embedded by the same encoder, one task a shard
+                    tasks += [StepTask(str(d), "dense", i, shards, options=dense_opts) for i, d in enumerate(dirs)]
                 for task, (step_counts, seconds) in zip(tasks, engine.run(tasks, progress), strict=True):
                     mine = shard_counts[dirs.index(Path(task.path))]
                     mine.update(step_counts)
@@ -780,10 +862,14 @@ def build_partitioned(
                 step_started = time.perf_counter()
                 counts.indexes.update(write_global_formula_stats(dirs))
                 counts.indexes.update(write_global_text_stats(dirs))
+                if "dense" in optional:
+                    write_sharded_dense_manifest(building, dirs)
                 counts.indexes["global_seconds"] = round(time.perf_counter() - step_started, 2)
                 for key in sorted({k for c in shard_counts for k in c}):
                     values = [c.get(key, 0) for c in shard_counts]
-                    if key.endswith("_seconds"):
+                    if not all(isinstance(v, int | float) for v in values):  # e.g. dense_encoder: one name
+                        counts.indexes[key] = values[0] if len(set(map(str, values))) == 1 else values
+                    elif key.endswith("_seconds"):
                         counts.indexes[f"{key[:-8]}_seconds_max_shard"] = max(values)
                     elif key not in ("questions", "answers", "comments", "links", "formulas"):
                         counts.indexes[key] = sum(values)
