@@ -9,7 +9,8 @@ Steps, each in its own process (so that one's Ray cluster and memory are its own
    side by side, each with a pool of 2 forked workers), the same steps as Ray tasks on a local
    cluster of ``--cpus`` workers (one node), and 2 shards on that cluster -> wall seconds, CPU
    seconds of the build process and its reaped children (Ray's workers are not reaped by the
-   build: their CPU is not in that column), seconds per step, size on disk;
+   build: each Ray task measures its own CPU where it runs, added to that column), seconds per
+   step, size on disk, when and under what load average;
 3. batch runs: ``--topics`` topics of 2021 through every Task 1 and Task 2 system the index can
    run (systems needing vectors or MIRMU's indexes are listed as skipped), one after the other in
    one process, then as Ray tasks (10 topics a task) on ``--cpus`` workers -> wall seconds each,
@@ -46,10 +47,13 @@ else:
     counts = build_index(collection, index, ray="local", shards=int(mode.split(":")[1]))
     ray.shutdown()
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+# Ray's workers are not this process's children: each step measures its own CPU where it runs
+tasks = sum(v for k, v in counts.indexes.items() if k.endswith("_cpu_seconds") and isinstance(v, (int, float)))
 print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers, "indexes": counts.indexes,
                   "store_seconds": counts.seconds,
                   "ray_start_seconds": started if mode != "current" else 0.0,
                   "cpu_seconds": time.process_time() - c + kids.ru_utime + kids.ru_stime,
+                  "task_cpu_seconds": tasks if mode != "current" else 0.0,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -71,14 +75,14 @@ for task in (1, 2):
             runnable.append((task, spec))
         except InputError as exc:
             skipped.append(f"{name}: {exc}")
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 serial = {}
 per_system = {}
 for task, spec in runnable:
     s = time.perf_counter()
     serial[spec] = run_rankings(make_system(spec), ctx, topics[task])
     per_system[spec] = time.perf_counter() - s
-serial_seconds = time.perf_counter() - t
+serial_seconds, serial_cpu = time.perf_counter() - t, time.process_time() - c
 import ray
 from mathsearch.distributed import RayEngine
 from mathsearch.distributed.batch import run_batch
@@ -87,14 +91,15 @@ ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_
 start = time.perf_counter() - s
 engine = RayEngine("local")
 t = time.perf_counter()
-on_ray = {}
+on_ray, stats = {}, {}
 for task in (1, 2):
-    on_ray.update(run_batch(engine, index, [spec for k, spec in runnable if k == task], topics[task]))
+    on_ray.update(run_batch(engine, index, [spec for k, spec in runnable if k == task], topics[task], stats=stats))
 ray_seconds = time.perf_counter() - t
 ray.shutdown()
 same = all(dict(serial[s][q].items()) == dict(on_ray[s][q].items()) for s in serial for q in serial[s])
 print(json.dumps({"systems": [s for _, s in runnable], "skipped": skipped, "topics": {k: len(v) for k, v in topics.items()},
                   "serial_seconds": serial_seconds, "ray_seconds": ray_seconds, "ray_start_seconds": start,
+                  "serial_cpu_seconds": serial_cpu, "ray_task_cpu_seconds": stats.get("task_cpu_seconds", 0.0),
                   "per_system": per_system, "identical": same}))
 """
 
@@ -139,7 +144,10 @@ def agreement(single: Path, sharded: Path, work: Path, only: list[str] | None = 
     print(f"single: {single}; sharded: {sharded}")
     print("\n| task | year | system | nDCG' single | nDCG' sharded | difference | mean top-10 overlap | identical top 10 |")
     print("|---|---|---|---|---|---|---|---|")
+    known = {s for systems in AGREEMENT_SYSTEMS.values() for s in systems}
+    extra = [s for s in only or () if s not in known]  # any other Task 1 spec: ours, ours:config=FILE
     for task, systems in AGREEMENT_SYSTEMS.items():
+        systems = systems + extra if task == 1 else systems
         for year in (2020, 2021):
             topics = read_topics(TOPICS / f"task{task}-{year}.xml", TOPICS / "formulas" / f"formulas-{year}-latex.tsv")
             for spec in systems:
@@ -177,6 +185,13 @@ def _child(code: str, *args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _now() -> str:
+    """The time (UTC) and the load average: these figures come from a shared machine."""
+    import time
+
+    return f"{time.strftime('%H:%M', time.gmtime())} (load {os.getloadavg()[0]:.1f})"
+
+
 def _size_mib(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
@@ -185,13 +200,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--answers", type=int, default=100_000)
     p.add_argument("--work", type=Path, default=Path("/tmp/bench_ray"))
+    p.add_argument("--collection", type=Path, default=None, help="an existing collection to index (only read; "
+                   "default WORK/collection-N, generated when missing)")
     p.add_argument("--cpus", type=int, default=2, help="Ray workers (CPUs of the one local node)")
     p.add_argument("--topics", type=int, default=100, help="2021 topics per task in the batch runs")
     p.add_argument("--modes", default="current,ray:1,ray:2", help="builds to make: current, ray:1 (Ray), ray:2 "
                    "(Ray, 2 shards)")
     p.add_argument("--reuse", action="store_true", help="an index an earlier run built is reported from its manifest")
     p.add_argument("--no-batch", action="store_true", help="builds only")
-    p.add_argument("--systems", default="", help="with --agreement: only these systems (comma-separated)")
+    p.add_argument("--systems", default="", help="with --agreement: only these systems (comma-separated; a Task 1 "
+                   "spec beyond the list, e.g. ours or ours:config=FILE, is run too)")
     p.add_argument("--agreement", nargs=2, type=Path, metavar=("SINGLE", "SHARDED"),
                    help="only compare the runs of a single and a sharded index of one collection")
     args = p.parse_args()
@@ -199,18 +217,19 @@ def main() -> None:
         agreement(*args.agreement, args.work / "agreement", args.systems.split(",") if args.systems else None)
         return
     work = args.work
-    collection = work / f"collection-{args.answers}"
-    if not (collection / "Posts.V1.3.xml").exists():
+    collection = args.collection or work / f"collection-{args.answers}"
+    if args.collection is None and not (collection / "Posts.V1.3.xml").exists():
         subprocess.run([sys.executable, str(BENCH / "make_collection.py"), "--answers", str(args.answers), "--out",
                         str(collection)], check=True)
-    print(f"machine: {os.cpu_count()} cores; collection: {args.answers:,} answers; Ray {args.cpus} workers, 1 node")
+    print(f"machine: {os.cpu_count()} cores; collection: {collection} ({args.answers:,} answers); Ray {args.cpus} "
+          f"workers, 1 node; started {_now()}")
     modes = [("current build (fork pools)", "current", work / "single"),
              (f"Ray, {args.cpus} workers", "ray:1", work / "ray1"),
              (f"Ray, {args.cpus} workers, 2 shards", "ray:2", work / "ray2")]
     modes = [m for m in modes if m[1] in args.modes.split(",")]
-    print("\n| build | wall s (Ray's start apart) | CPU s (build process + reaped children) | store s | text s | formula s "
-          "| size MiB |")
-    print("|---|---|---|---|---|---|---|", flush=True)
+    print("\n| build | wall s (Ray's start apart) | CPU s (build process + reaped children + Ray tasks) | store s "
+          "| text s | formula s | size MiB | when (UTC), load average |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
     for label, mode, index in modes:
         manifest = index / "mathsearch-index.json"
         if args.reuse and manifest.exists():  # built by an earlier run: its manifest's times, no CPU figure
@@ -218,34 +237,44 @@ def main() -> None:
             b = {"seconds": counts["total_seconds"], "cpu_seconds": None, "store_seconds": counts["seconds"],
                  "ray_start_seconds": 0.0, "indexes": counts}
             label += " (an earlier run's build, from its manifest)"
+            when = "earlier"
         else:
+            when = _now()
             b = _child(BUILD, str(collection), str(index), mode, str(args.cpus))
+            when += f" to {_now()}"
         b["size_mib"] = _size_mib(index)
         ix = b["indexes"]
         text = ix.get("text_seconds", ix.get("text_seconds_max_shard", 0.0))
         formula = ix.get("formula_seconds", ix.get("formula_seconds_max_shard", 0.0))
         each = " (slowest shard)" if "shards" in ix else ""
         ray_start = f", Ray start {b['ray_start_seconds']:.1f} s" if b["ray_start_seconds"] else ""
-        cpu = "n/a" if b["cpu_seconds"] is None else f"{b['cpu_seconds']:.1f}"
+        if b["cpu_seconds"] is None:
+            cpu = "n/a"
+        elif b.get("task_cpu_seconds"):
+            cpu = f"{b['cpu_seconds'] + b['task_cpu_seconds']:.1f} ({b['cpu_seconds']:.1f} + {b['task_cpu_seconds']:.1f})"
+        else:
+            cpu = f"{b['cpu_seconds']:.1f}"
         print(f"| {label}{ray_start} | {b['seconds'] - b['ray_start_seconds']:.1f} | {cpu} | {b['store_seconds']:.1f} | "
-              f"{text:.1f}{each} | {formula:.1f}{each} | {b['size_mib']:.0f} |", flush=True)
+              f"{text:.1f}{each} | {formula:.1f}{each} | {b['size_mib']:.0f} | {when} |", flush=True)
 
     if args.no_batch:
         return
     t1, t2 = TOPICS / "task1-2021.xml", TOPICS / "task2-2021.xml"
+    print(f"\nbatch runs from {_now()}", flush=True)
     batch = _child(BATCH, str(work / "single"), str(args.topics), str(args.cpus), str(t1), str(t2))
     print(f"\nbatch runs: {batch['topics']['1']} Task 1 and {batch['topics']['2']} Task 2 topics x {len(batch['systems'])} "
           f"systems ({', '.join(batch['systems'])})")
     for s in batch["skipped"]:
         print(f"  skipped {s[:160]}")
-    print("\n| batch | wall s |")
-    print("|---|---|")
-    print(f"| one after the other, one process | {batch['serial_seconds']:.1f} |")
+    print("\n| batch | wall s | CPU s |")
+    print("|---|---|---|")
+    print(f"| one after the other, one process | {batch['serial_seconds']:.1f} | {batch['serial_cpu_seconds']:.1f} |")
     print(f"| Ray tasks, {args.cpus} workers (start {batch['ray_start_seconds']:.1f} s not counted) | "
-          f"{batch['ray_seconds']:.1f} |")
+          f"{batch['ray_seconds']:.1f} | {batch['ray_task_cpu_seconds']:.1f} (in the tasks) |")
     print(f"Ray runs identical to the serial runs: {batch['identical']}")
     print("per system (serial): " + ", ".join(f"{k} {v:.1f} s" for k, v in batch["per_system"].items()))
 
+    print(f"\nlatency from {_now()}", flush=True)
     print("\n| index | ours:dense=False median / p95 ms | formula median / p95 ms |")
     print("|---|---|---|")
     for label, index in (("single", work / "single"), ("one shard of 2, alone", work / "ray2" / "shard-000"),

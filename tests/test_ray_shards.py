@@ -81,6 +81,9 @@ def test_a_killed_worker_is_retried_without_losing_or_duplicating_posts(sharded,
     assert counts.indexes["text_answers"] == len(answers)
     assert counts.indexes["formula_visual_collection"] == read_manifest(sample_index)["counts"]["formula_visual"]
     assert counts.indexes["text_answers_padding"] >= 2 * SHARDS  # the documents that even the field lengths
+    # each step's CPU, measured in the Ray worker that ran it (the build process never sees it)
+    assert counts.indexes["formula_cpu_seconds"] > 1.0  # the sample's formula analysis: ~20-40 CPU s
+    assert counts.indexes["text_cpu_seconds"] > 0 and counts.indexes["split_cpu_seconds"] >= 0
 
 
 def _runs(ctx_a, ctx_b, system: str, topics):

@@ -20,18 +20,23 @@ CHUNK = 10  # topics a task
 _CONTEXTS: dict[str, Any] = {}  # per worker process: index folder -> SearchContext
 
 
-def _run_chunk(index_dir: str, system: str, topics: list[Topic], limit: int) -> dict[str, Ranking]:
+def _run_chunk(index_dir: str, system: str, topics: list[Topic], limit: int) -> tuple[dict[str, Ranking], float]:
+    """The rankings of one chunk, and the CPU seconds the worker spent on it (opening the index included)."""
+    import time
+
     from ..systems import SearchContext, make_system, run_rankings
 
+    cpu = time.process_time()
     ctx = _CONTEXTS.get(index_dir)
     if ctx is None:
         ctx = _CONTEXTS[index_dir] = SearchContext(index_dir)
-    return run_rankings(make_system(system), ctx, topics, limit)
+    return run_rankings(make_system(system), ctx, topics, limit), time.process_time() - cpu
 
 
 def run_batch(engine: RayEngine, index_dir: str, systems: Sequence[str], topics: Sequence[Topic],
-              limit: int = 1000, chunk: int = CHUNK) -> dict[str, dict[str, Ranking]]:
-    """``{system spec: {topic id: ranking}}`` of every system over ``topics``, as Ray tasks."""
+              limit: int = 1000, chunk: int = CHUNK, stats: dict[str, float] | None = None) -> dict[str, dict[str, Ranking]]:
+    """``{system spec: {topic id: ranking}}`` of every system over ``topics``, as Ray tasks
+    (``stats``, when given, gets ``task_cpu_seconds``: the CPU the tasks spent, in the workers)."""
     ray = engine._ray
     remote = ray.remote(max_retries=2, num_cpus=1)(_run_chunk)
     from pathlib import Path
@@ -41,8 +46,10 @@ def run_batch(engine: RayEngine, index_dir: str, systems: Sequence[str], topics:
     out: dict[str, dict[str, Ranking]] = {}
     for s, parts in refs.items():
         merged: dict[str, Ranking] = {}
-        for found in ray.get(parts):
+        for found, cpu in ray.get(parts):
             merged.update(found)
+            if stats is not None:
+                stats["task_cpu_seconds"] = stats.get("task_cpu_seconds", 0.0) + cpu
         out[s] = {t.topic_id: merged[t.topic_id] for t in topics}
     return out
 

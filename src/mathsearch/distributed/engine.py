@@ -53,7 +53,7 @@ def run_step(task: StepTask, workers: int = 1, kill_marker: str | None = None) -
     from ..store import Store
     from ..store.atomic import clean_stale_builds
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_seconds()
     path = Path(task.path)
     if task.step == "split":
         counts: dict = split_store(Path(task.full), path, task.shard, task.of)
@@ -82,7 +82,20 @@ def run_step(task: StepTask, workers: int = 1, kill_marker: str | None = None) -
     if kill_marker is not None and not os.path.exists(kill_marker):
         Path(kill_marker).write_text(f"{task.key} killed in process {os.getpid()}\n")
         os.kill(os.getpid(), signal.SIGKILL)
+    counts = {**counts, CPU_KEY: round(_cpu_seconds() - cpu, 2)}
     return counts, round(time.perf_counter() - started, 2)
+
+
+CPU_KEY = "cpu_seconds"  # in a step's counts: the CPU it used (its process and the pool workers it reaped)
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children reaped so far (a step's fork pools): a Ray
+    worker's CPU, which the build process never sees, measured where the step runs."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 class Engine(Protocol):

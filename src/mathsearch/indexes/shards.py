@@ -810,7 +810,7 @@ def build_partitioned(
     import time
     from dataclasses import fields
 
-    from ..distributed.engine import StepTask, make_engine
+    from ..distributed.engine import CPU_KEY, StepTask, make_engine
     from ..readers.collection import detect_collection
     from ..store import IngestCounts, atomic_directory, build_store
     from ..store.atomic import clean_stale_builds
@@ -844,19 +844,27 @@ def build_partitioned(
                 tasks = [StepTask(str(building), name) for name, _ in INDEX_STEPS]
                 tasks += [StepTask(str(building), name, options=dense_opts if name == "dense" else {}) for name in optional]
                 for task, (step_counts, seconds) in zip(tasks, engine.run(tasks, progress), strict=True):
+                    step_counts = dict(step_counts)
+                    counts.indexes[f"{task.step}_cpu_seconds"] = step_counts.pop(CPU_KEY, None)
                     counts.indexes.update(step_counts)
                     counts.indexes[f"{task.step}_seconds"] = seconds
                 extra = None
             else:
                 dirs = [building / shard_name(i) for i in range(shards)]
                 split = [StepTask(str(d), "split", i, shards, str(full)) for i, d in enumerate(dirs)]
-                shard_counts: list[dict[str, Any]] = [dict(c) for c, _ in engine.run(split, progress)]
+                shard_counts: list[dict[str, Any]] = []
+                for c, _ in engine.run(split, progress):
+                    c = dict(c)
+                    c["split_cpu"] = c.pop(CPU_KEY, 0.0)
+                    shard_counts.append(c)
                 shutil.rmtree(full)
                 tasks = [StepTask(str(d), name) for d in dirs for name, _ in INDEX_STEPS]
                 if "dense" in optional:  # each shard's posts embedded by the same encoder, one task a shard
                     tasks += [StepTask(str(d), "dense", i, shards, options=dense_opts) for i, d in enumerate(dirs)]
                 for task, (step_counts, seconds) in zip(tasks, engine.run(tasks, progress), strict=True):
                     mine = shard_counts[dirs.index(Path(task.path))]
+                    step_counts = dict(step_counts)
+                    mine[f"{task.step}_cpu"] = step_counts.pop(CPU_KEY, 0.0)  # summed over the shards below
                     mine.update(step_counts)
                     mine[f"{task.step}_seconds"] = seconds
                 step_started = time.perf_counter()
@@ -871,6 +879,8 @@ def build_partitioned(
                         counts.indexes[key] = values[0] if len(set(map(str, values))) == 1 else values
                     elif key.endswith("_seconds"):
                         counts.indexes[f"{key[:-8]}_seconds_max_shard"] = max(values)
+                    elif key.endswith("_cpu"):  # CPU seconds of a step, all shards together
+                        counts.indexes[f"{key}_seconds"] = round(sum(values), 2)
                     elif key not in ("questions", "answers", "comments", "links", "formulas"):
                         counts.indexes[key] = sum(values)
                 counts.indexes["shards"] = shards
