@@ -11,8 +11,10 @@ seconds and training seconds from its manifest; then every 2021 topic through ea
 and p95 latency, wall and CPU: ``bench_search.py``'s timing child).
 
 CompuBERT is not embedded at 100k on 2 CPU cores (MiniLM embeds ~15 answers a second: ~2 h);
-``--compubert-probe`` times fine-tuning on 320 pairs and embedding 500 answers of the index and
-projects both to every pair and answer of it, and to the full collection (1.4M answers).
+``--compubert-probe`` times fine-tuning on ``--probe-pairs`` pairs (a step's median CPU seconds,
+model loading excluded) and embedding ``--probe-answers`` answers of the index, and projects both to
+every pair and answer of it and to the full collection (1.4M answers); a query's cost is projected
+as the topic's encoding (measured) plus an exact search over as many random vectors (measured).
 The seed's figures (Table 5, 32-core Xeon, one core a query; CompuBERT on a GPU) are printed beside.
 """
 
@@ -63,26 +65,87 @@ print(json.dumps({"seconds": time.perf_counter() - t, "counts": counts,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
+ANN = """
+import json, statistics, sys, time
+from mathsearch.indexes.mirmu.formula2vec import Formula2VecIndex, build_formula2vec_ann
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import SearchQuery
+from mathsearch.systems.formula import largest_formulae
+t, c = time.perf_counter(), time.process_time()
+counts = build_formula2vec_ann(sys.argv[1])
+built = {"seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - c, **counts}
+index = Formula2VecIndex.open(sys.argv[1])
+latex = [SearchQuery.from_topic(x).formula_latex for x in read_topics(sys.argv[2])]
+for x in read_topics(sys.argv[3]):
+    latex.extend(largest_formulae(list(dict.fromkeys(f for f in SearchQuery.from_topic(x).bags.formulae if f.strip())), 5))
+latex = [x for x in latex if x]
+out = {"built": built, "formulae": index.vectors.shape[0], "queries": len(latex), "nprobe": int(sys.argv[4])}
+recall = {10: [], 1000: [], 2000: []}
+cpu = {"exact": [], "ann": []}
+for x in latex:
+    vec = index.infer(x, 10)
+    c = time.process_time()
+    exact, _ = index.nearest(vec, 2000, 0)
+    cpu["exact"].append(time.process_time() - c)
+    c = time.process_time()
+    approx, _ = index.nearest(vec, 2000, int(sys.argv[4]))
+    cpu["ann"].append(time.process_time() - c)
+    for k in recall:
+        recall[k].append(len(set(exact[:k].tolist()) & set(approx[:k].tolist())) / max(1, min(k, len(exact))))
+out["recall"] = {k: statistics.mean(v) for k, v in recall.items()}
+out["min_recall_10"] = min(recall[10])
+out["median_cpu_ms"] = {k: 1000 * statistics.median(v) for k, v in cpu.items()}
+print(json.dumps(out))
+"""
+
 PROBE = """
-import json, sys, time, tempfile
+import json, statistics, sys, time, tempfile
 from pathlib import Path
+import numpy as np
 from mathsearch.store import Store
 from mathsearch.indexes.mirmu.compubert import training_pairs
-from mathsearch.indexes.dense import passage
+from mathsearch.indexes.dense import DenseIndex, passage, query_passage
 from mathsearch.encoders.finetune import FinetuneConfig, finetune, CompuBertEncoder
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import SearchQuery
 with Store.open(sys.argv[1]) as store:
     pairs = training_pairs(store)
     answers = [passage(None, a.text) for a in store.iter_answers()]
+steps = []
+def progress(step, done, total):
+    steps.append((time.perf_counter(), time.process_time()))
 out = Path(tempfile.mkdtemp(prefix="compubert-probe-")) / "encoder"
 t, c = time.perf_counter(), time.process_time()
-info = finetune(pairs, out, FinetuneConfig(max_pairs=320))
-load_t = time.perf_counter()
+info = finetune(pairs, out, FinetuneConfig(max_pairs=int(sys.argv[2])), progress=progress)
+train_cpu = time.process_time() - c
 enc = CompuBertEncoder.load(out)
+n = int(sys.argv[3])
 t2, c2 = time.perf_counter(), time.process_time()
-enc.encode(answers[:500])
-print(json.dumps({"pairs": len(pairs), "answers": len(answers), "train_pairs": info["pairs"],
-                  "train_seconds": info["train_seconds"], "train_cpu": c2 - c,
-                  "embed_seconds": time.perf_counter() - t2, "embed_cpu": time.process_time() - c2, "embedded": 500}))
+enc.encode(answers[:n])
+embed = (time.perf_counter() - t2, time.process_time() - c2)
+queries = [SearchQuery.from_topic(x) for x in read_topics(sys.argv[4])]
+enc.encode_one("warm up")
+topic_cpu = []
+for q in queries:
+    c3 = time.process_time()
+    enc.encode_one(query_passage(q.title, q.question))
+    topic_cpu.append(time.process_time() - c3)
+rng = np.random.default_rng(1)
+matrix = rng.standard_normal((len(answers), enc.dim), dtype=np.float32)
+ids = np.arange(len(answers))
+search_cpu = []
+for _ in range(20):
+    vec = rng.standard_normal(enc.dim).astype(np.float32)
+    c3 = time.process_time()
+    DenseIndex._top(matrix, ids, vec, 1000)
+    search_cpu.append(time.process_time() - c3)
+per_step = [(b[0] - a[0], b[1] - a[1]) for a, b in zip(steps, steps[1:])]
+print(json.dumps({"pairs": len(pairs), "answers": len(answers), "train_pairs": info["pairs"], "steps": info["steps"],
+                  "batch": 16, "train_seconds": info["train_seconds"], "train_cpu": train_cpu,
+                  "step_seconds": statistics.median(w for w, _ in per_step), "step_cpu": statistics.median(c for _, c in per_step),
+                  "embed_seconds": embed[0], "embed_cpu": embed[1], "embedded": n,
+                  "topics": len(topic_cpu), "topic_cpu_ms": 1000 * statistics.median(topic_cpu),
+                  "search_cpu_ms": 1000 * statistics.median(search_cpu)}))
 """
 
 
@@ -136,7 +199,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="TASK:SYSTEM,... (systems whose artifacts the index lacks are skipped)")
     ap.add_argument("--build", action="store_true",
                     help="with --index: first build the --with artifacts the index lacks")
+    ap.add_argument("--formula2vec-ann", action="store_true",
+                    help="build Formula2Vec's IVF index if the index lacks it (>= ann_min formulae), and its recall "
+                         "against the exact search for the 2021 topics' formulae")
+    ap.add_argument("--nprobe", type=int, default=64, help="with --formula2vec-ann")
     ap.add_argument("--compubert-probe", action="store_true")
+    ap.add_argument("--probe-pairs", type=int, default=320, help="with --compubert-probe: pairs fine-tuned (16 a step)")
+    ap.add_argument("--probe-answers", type=int, default=500, help="with --compubert-probe: answers embedded")
     args = ap.parse_args(argv)
     index = args.index
     if index is None:
@@ -168,18 +237,33 @@ def main(argv: list[str] | None = None) -> int:
             chosen.append((int(task), name))
         else:
             print(f"(skipped {name}: the index lacks {', '.join(n for n in needs if not INDEX_KINDS[n].exists(index))})")
+    if args.formula2vec_ann and INDEX_KINDS["formula2vec"].exists(index):
+        a = _child(ANN, str(index), str(TOPIC_FILES[2]), str(TOPIC_FILES[1]), str(args.nprobe))
+        b = a["built"]
+        print(f"formula2vec IVF index: {b.get('formula2vec_ann_lists', 'already built, or too few formulae for')} lists "
+              f"over {a['formulae']:,} formulae, {b['seconds']:.1f} s ({b['cpu_seconds']:.1f} CPU s); nprobe {a['nprobe']} "
+              f"against the exact search, {a['queries']} query formulae of 2021 (Task 2 topics, and Task 1's largest): "
+              + ", ".join(f"recall@{k} {v:.3f}" for k, v in a["recall"].items())
+              + f" (worst recall@10 {a['min_recall_10']:.2f}); median CPU ms of the 2,000 nearest: exact "
+              f"{a['median_cpu_ms']['exact']:.1f}, IVF {a['median_cpu_ms']['ann']:.1f}")
     print()
     latency(index, chosen)
     if args.compubert_probe:
-        p = _child(PROBE, str(index))
-        per_pair = p["train_seconds"] / p["train_pairs"]
-        per_answer = p["embed_seconds"] / p["embedded"]
-        print(f"\ncompubert probe: fine-tuning {p['train_pairs']} pairs {p['train_seconds']:.1f} s wall "
-              f"({p['train_cpu']:.1f} CPU s, model loading included); embedding {p['embedded']} answers "
-              f"{p['embed_seconds']:.1f} s ({p['embed_cpu']:.1f} CPU s)")
-        for label, pairs, answers in (("this index", p["pairs"], p["answers"]), ("full size", FULL_ANSWERS, FULL_ANSWERS)):
-            print(f"- {label}: one epoch over {pairs:,} pairs ~{pairs * per_pair / 3600:,.1f} h, "
-                  f"embedding {answers:,} answers ~{answers * per_answer / 3600:,.1f} h (this machine, 2 cores)")
+        p = _child(PROBE, str(index), str(args.probe_pairs), str(args.probe_answers), str(TOPIC_FILES[1]))
+        print(f"\ncompubert probe on {index} ({p['answers']:,} answers, {p['pairs']:,} question-answer pairs): "
+              f"fine-tuning {p['train_pairs']} pairs in {p['steps']} steps of {p['batch']} took {p['train_seconds']:.1f} s wall, "
+              f"{p['train_cpu']:.1f} CPU s (model loading and saving included); a step (median, loading excluded) "
+              f"{p['step_seconds']:.1f} s wall, {p['step_cpu']:.1f} CPU s; embedding {p['embedded']} answers "
+              f"{p['embed_seconds']:.1f} s wall, {p['embed_cpu']:.1f} CPU s ({p['embedded'] / p['embed_cpu']:.1f} answers a CPU s)")
+        print(f"- a query, projected (not measured on built vectors): encoding the topic {p['topic_cpu_ms']:.0f} CPU ms "
+              f"(median of {p['topics']} topics of 2021) + exact search over {p['answers']:,} random vectors of its "
+              f"dimension {p['search_cpu_ms']:.1f} CPU ms")
+        for label, pairs, answers in (("this index", p["pairs"], p["answers"]),
+                                      ("full size", FULL_ANSWERS, FULL_ANSWERS)):
+            steps = pairs / p["batch"]
+            print(f"- {label}, projected from those rates (CPU seconds, 2 threads): one epoch over {pairs:,} pairs "
+                  f"({steps:,.0f} steps) ~{steps * p['step_cpu'] / 3600:,.1f} CPU h; embedding {answers:,} answers "
+                  f"~{answers * p['embed_cpu'] / p['embedded'] / 3600:,.1f} CPU h")
     return 0
 
 
