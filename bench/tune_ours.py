@@ -53,15 +53,17 @@ class Bench:
         parsed = OursConfig.parse(config, "(tuning)")
         similar_key = repr(parsed.similar)  # the similar questions that linked / questions start from
 
-        def cached(name: str, sig, similar) -> dict[int, float]:
-            variant = repr(dataclasses.replace(sig, weight=0.0)) + similar_key
+        def cached(name: str, sig, similar, earlier) -> dict[int, float]:
+            # a re-scoring signal depends on the signals before it: their settings are in its key
+            before = [repr(dataclasses.replace(s, weight=0.0)) for n, _, s in parsed.signals if n in earlier]
+            variant = repr(dataclasses.replace(sig, weight=0.0)) + similar_key + (repr(before) if getattr(sig, "rerank", 0) else "")
             kept = self.cache.setdefault((query.query_id, name), {})
             if variant in kept:
                 kept[variant] = kept.pop(variant)  # most recently used last
             else:
                 if len(kept) >= 2:
                     kept.pop(next(iter(kept)))
-                kept[variant] = sig.scores(self.ctx, query, similar)
+                kept[variant] = sig.scores(self.ctx, query, similar, earlier)
             return kept[variant]
 
         return combine(self.ctx, query, parsed, cached)

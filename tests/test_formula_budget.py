@@ -92,3 +92,71 @@ def test_pruned_path_keeps_the_best_hits(index, queries, name):
         docs, scores = index.score(q, tiny)
         assert 0 < len(docs) < int((ref > 0).sum())
         np.testing.assert_allclose(scores, ref[docs], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(SCORINGS))
+def test_scoring_given_formulae_matches_the_definition(index, queries, name):
+    """score_docs (Task 1's re-scoring of candidates) is exact for any formulae, whatever they share
+    with the query, and needs no postings budget: some of them share no tuple at all (score 0)."""
+    scoring = dataclasses.replace(SCORINGS[name], postings_budget=10)
+    rng = np.random.default_rng(7)
+    for q in queries:
+        ref = dense_scores(index, q, scoring)
+        docs = np.unique(np.concatenate([rng.choice(np.flatnonzero(ref > 0), 40), rng.choice(index.n, 40)]))
+        np.testing.assert_allclose(index.score_docs(q, scoring, docs), ref[docs], rtol=1e-6)
+        assert (ref[docs] == 0).any() and (ref[docs] > 0).any()
+
+
+def test_answer_formulae_are_every_formula_in_the_answer(index):
+    """The per-answer pairs written at build time hold exactly the instances in answers (and their
+    comments), and equal what an index built without them computes on first use."""
+    in_answer = np.flatnonzero(np.asarray(index.inst_answer))
+    doc_of = np.repeat(np.arange(index.n), np.diff(index.inst_ptr))[in_answer]
+    post_of = np.asarray(index.inst_post)[in_answer]
+    answers = np.unique(post_of)[::7]
+    owners, docs = index.answer_formulae(answers)
+    want = sorted(zip(post_of[np.isin(post_of, answers)].tolist(), doc_of[np.isin(post_of, answers)].tolist(), strict=True))
+    assert sorted(zip(owners.tolist(), docs.tolist(), strict=True)) == want
+    stored = index._by_answer()
+    index._answer_pairs = None  # as on an index built before the pairs were written
+    try:
+        again = index.answer_formulae(answers)
+    finally:
+        index._answer_pairs = stored
+    assert np.array_equal(again[0], owners) and np.array_equal(again[1], docs)
+    assert index.answer_formulae(np.array([-5], dtype=np.int64))[1].size == 0  # not an answer: nothing
+
+
+def test_rescoring_answers_equals_the_whole_index_search(sample_index):
+    """Task 1's formula signal: an answer's score among candidates is its score in the search of
+    the whole formula index (depth and limit unbounded), for every candidate answer."""
+    from mathsearch.systems import SearchContext, SearchQuery
+    from mathsearch.systems.formula import answer_scores, answer_scores_among, largest_formulae
+
+    ctx = SearchContext(sample_index)
+    checked = 0
+    for topic in read_topics(TOPICS / "task1-2021.xml")[:15]:
+        formulae = largest_formulae([f for f in SearchQuery.from_topic(topic).bags.formulae if f.strip()], 5)
+        full = answer_scores(ctx, formulae, TANGENT_S, depth=10**9, limit=10**9)
+        candidates = sorted(full)[::3] + [-1]
+        among = answer_scores_among(ctx, formulae, candidates)
+        assert set(among) == set(candidates) & set(full)
+        for answer, score in among.items():
+            assert score == pytest.approx(full[answer], rel=1e-9)
+        checked += len(among)
+    assert checked > 100
+
+
+def test_the_formula_signal_rescores_only_the_earlier_signals_best(sample_index):
+    from mathsearch.systems import SearchContext, SearchQuery
+    from mathsearch.systems.signals import FormulaSignal
+
+    ctx = SearchContext(sample_index)
+    query = next(SearchQuery.from_topic(t) for t in read_topics(TOPICS / "task1-2021.xml") if len(t.formulas) > 2)
+    whole = FormulaSignal(weight=1.0).scores(ctx, query, dict)
+    best = sorted(whole, key=whole.__getitem__, reverse=True)
+    earlier = {"answer": {a: 1.0 / (i + 1) for i, a in enumerate(best[:40])}, "other": {best[-1]: 9.0}}
+    signal = FormulaSignal(weight=1.0, rerank=10, candidates=("answer", "dense"))
+    got = signal.scores(ctx, query, dict, earlier)
+    assert set(got) == set(best[:10])  # the answer signal's best 10; "dense" did not run; "other" is not named
+    assert signal.scores(ctx, query, dict, {"questions": {best[0]: 1.0}}) == whole  # no candidates ran: whole index

@@ -24,6 +24,8 @@ def test_the_packaged_configs_parse_into_typed_signals():
     assert isinstance(answer, Bm25Signal) and answer.weight > 0 and answer.fields["words->body"] > 0
     assert "dense" not in {k for _, k, _ in ours_config("", LEXICAL_CONFIG).without_dense().signals}
     assert formula_config().scoring.idf is True and formula_config().text.weight > 0
+    formula = next(sig for name, _, sig in cfg.signals if name == "formula")
+    assert isinstance(formula, FormulaSignal) and formula.rerank > 0 and formula.candidates == ("answer", "dense")
 
 
 @pytest.mark.parametrize("text, words", [
@@ -33,6 +35,9 @@ def test_the_packaged_configs_parse_into_typed_signals():
     ('[fusion]\nmethod = "borda"\n', "should be combsum or rrf"),
     ('[signals.answer]\nweight = "high"\n', "should be float"),
     ('deep = 3\n', "unknown key(s) deep"),
+    ('[signals.f]\nkind = "formula"\nweight = 1.0\nrerank = 10\ncandidates = "answer"\n', "should be tuple"),
+    ('[signals.f]\nkind = "formula"\nweight = 1.0\nrerank = 10\ncandidates = ["answer"]\n'
+     '[signals.answer]\nweight = 1.0\n', "re-scores the candidates of answer, which no"),
     ('', "nothing to rank by"),
     ('depth = 100\n[fusion]\nmethod = "rrf"\n', "nothing to rank by"),
 ])

@@ -21,7 +21,7 @@ searches with.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from types import MappingProxyType
@@ -106,6 +106,22 @@ def answer_scores(ctx: SearchContext, latexes: Sequence[str], scoring: Scoring |
     for latex in latexes:
         best = ix.answers_by_best_formula(ix.query(latex), scoring, depth, limit, MAX_INSTANCES)
         for p, s in best.items():
+            total[p] = total.get(p, 0.0) + s
+    return total
+
+
+def answer_scores_among(ctx: SearchContext, latexes: Sequence[str], answers: Iterable[int],
+                        scoring: Scoring | None = None) -> dict[int, float]:
+    """:func:`answer_scores` of the given ``answers`` only (re-scoring candidates: the cost follows
+    their number of formulae, not the size of the collection)."""
+    ix = ctx.formula
+    scoring = scoring or TANGENT_S
+    candidates = np.fromiter(answers, dtype=np.int64)
+    total: dict[int, float] = {}
+    if not len(candidates):
+        return total
+    for latex in latexes:
+        for p, s in ix.answers_best_formula_among(ix.query(latex), scoring, candidates).items():
             total[p] = total.get(p, 0.0) + s
     return total
 

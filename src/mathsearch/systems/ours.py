@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .. import ranking
@@ -51,6 +52,12 @@ class OursConfig:
         if fusion.method not in ("combsum", "rrf"):
             raise InputError(f"system config {where}: fusion method {fusion.method!r} should be combsum or rrf")
         sigs = tuple((name, *signal_from(name, sec, where)) for name, sec in data.get("signals", {}).items())
+        for i, (name, _, sig) in enumerate(sigs):
+            before = {n for n, _, _ in sigs[:i]}
+            unknown = [c for c in getattr(sig, "candidates", ()) if c not in before] if getattr(sig, "rerank", 0) else []
+            if unknown:
+                raise InputError(f"system config {where}: [signals.{name}] re-scores the candidates of "
+                                 f"{', '.join(unknown)}, which no [signals.NAME] before it defines")
         return cls(int(data.get("depth", 1000)), fusion, sigs)
 
     def without_dense(self) -> OursConfig:
@@ -95,9 +102,11 @@ def _as_config(config: OursConfig | Mapping[str, Any]) -> OursConfig:
     return config if isinstance(config, OursConfig) else OursConfig.parse(config, "(given)")
 
 
-# How ``combine`` gets one signal's scores: ``(signal name, signal, similar questions) -> scores``.
-# The default asks the signal; bench/tune_ours.py passes one that caches them across trials.
-SignalScores = Callable[[str, Signal, Callable[[], dict[int, float]]], dict[int, float]]
+# How ``combine`` gets one signal's scores: ``(signal name, signal, similar questions, the scores
+# of the signals before it by name) -> scores``.  The default asks the signal; bench/tune_ours.py
+# passes one that caches them across trials.
+SignalScores = Callable[[str, Signal, Callable[[], dict[int, float]], Mapping[str, Mapping[int, float]]],
+                        dict[int, float]]
 
 
 def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping[str, Any],
@@ -115,12 +124,16 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
             questions = signals.similar_questions(ctx, query, sig.fields, sig.limit)
         return questions
 
-    def asked(_name: str, sig: Signal, similar: Callable[[], dict[int, float]]) -> dict[int, float]:
-        return sig.scores(ctx, query, similar)
+    def asked(_name: str, sig: Signal, similar: Callable[[], dict[int, float]],
+              earlier: Mapping[str, Mapping[int, float]]) -> dict[int, float]:
+        return sig.scores(ctx, query, similar, earlier)
 
     scores_of = scores_of or asked
-    parts = [(sig.weight, found) for name, _, sig in config.signals
-             if sig.weight > 0 and (found := scores_of(name, sig, similar))]
+    earlier: dict[str, Mapping[int, float]] = {}  # in file order: a re-scoring signal reads those before it
+    for name, _, sig in config.signals:
+        if sig.weight > 0:
+            earlier[name] = scores_of(name, sig, similar, MappingProxyType(dict(earlier)))
+    parts = [(sig.weight, earlier[name]) for name, _, sig in config.signals if earlier.get(name)]
     weights, found_all = [w for w, _ in parts], [f for _, f in parts]
     if config.fusion.method == "rrf":
         return ranking.rrf(found_all, weights, config.fusion.rrf_k)

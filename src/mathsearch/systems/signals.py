@@ -108,6 +108,7 @@ def dense_questions(ctx: SearchContext, query: SearchQuery, limit: int) -> dict[
 # -- the registry of signal kinds ------------------------------------------------------------------
 Similar = Callable[[], dict[int, float]]
 _NO_FIELDS: Mapping[str, float] = MappingProxyType({})
+_NO_SCORES: Mapping[str, Mapping[int, float]] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,10 @@ class Signal:
     NEEDS: ClassVar[tuple[str, ...]] = ()  # the indexes it reads
     weight: float = 0.0
 
-    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
+               earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
+        """``{answer id: score}``; ``earlier``: the scores of the signals computed before this one
+        (by name), for a signal that re-scores their candidates."""
         raise NotImplementedError
 
 
@@ -131,7 +135,8 @@ class Bm25Signal(Signal):
     limit: int = 1000
     fields: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
 
-    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
+               earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
         return fielded_bm25(ctx, query, self.fields, self.limit)
 
 
@@ -146,7 +151,8 @@ class QuestionsSignal(Signal):
     limit: int = 50
     fields: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
 
-    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
+               earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
         return thread_scores(ctx, similar())
 
 
@@ -158,7 +164,8 @@ class LinkedSignal(Signal):
     NEEDS = ("text", "store")
     decay: float = 1.0
 
-    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
+               earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
         return linked_scores(ctx, similar(), self.decay)
 
 
@@ -170,7 +177,8 @@ class DenseSignal(Signal):
     NEEDS = ("dense",)
     limit: int = 1000
 
-    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
+               earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
         return dense_answers(ctx, query, self.limit)
 
 
@@ -182,25 +190,39 @@ class DenseQuestionsSignal(Signal):
     NEEDS = ("dense", "store")
     limit: int = 50
 
-    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
+               earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
         return thread_scores(ctx, dense_questions(ctx, query, self.limit))
 
 
 @dataclass(frozen=True)
 class FormulaSignal(Signal):
     """Answers by their best formula match to the topic's formulae (the ``max_formulae`` largest),
-    summed over those formulae; Tangent-S scoring unless ``scoring`` says otherwise."""
+    summed over those formulae; Tangent-S scoring unless ``scoring`` says otherwise.
+
+    ``rerank`` > 0 scores only the answers in the best ``rerank`` of each signal named in
+    ``candidates`` that ran before it (a re-ranker: its cost follows the candidates' formulae, not
+    the collection's, which a search of the whole formula index per topic formula does); when none
+    of them ran, the whole index is searched (``depth`` best visual formulae per topic formula).
+    """
 
     KINDS = ("formula",)
     NEEDS = ("formula",)
     depth: int = 2000
     max_formulae: int = 5
     scoring: Scoring | None = None
+    rerank: int = 0
+    candidates: tuple[str, ...] = ("answer", "dense")
 
-    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar) -> dict[int, float]:
-        from .formula import TANGENT_S, answer_scores, largest_formulae
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
+               earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
+        from .formula import TANGENT_S, answer_scores, answer_scores_among, largest_formulae
 
         formulae = largest_formulae([f for f in query.bags.formulae if f.strip()], self.max_formulae)
+        ran = [earlier[name] for name in self.candidates if name in earlier]
+        if self.rerank > 0 and ran:
+            pool = {a for found in ran for a in sorted(found, key=found.__getitem__, reverse=True)[:self.rerank]}
+            return answer_scores_among(ctx, formulae, sorted(pool), self.scoring or TANGENT_S)
         return answer_scores(ctx, formulae, self.scoring or TANGENT_S, self.depth)
 
 

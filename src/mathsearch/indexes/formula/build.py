@@ -228,7 +228,19 @@ def _instance_arrays(store: Store, inst: _Instances, n_groups: int) -> dict[str,
     owner_ids, first_pos = np.unique(owners, return_index=True)
     first_hit[owner_ids] = arrays["inst_formula"][np.flatnonzero(good)[first_pos]]
     arrays["first_hit"] = first_hit
+    arrays.update(zip(("answer_post", "answer_doc"), answer_pairs(inst_ptr, inst_post, arrays["inst_answer"]), strict=True))
     return arrays
+
+
+def answer_pairs(inst_ptr: np.ndarray, inst_post: np.ndarray, inst_answer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(answer ids ascending, visual formula of each)``: every formula in an answer (its comments
+    included), answer by answer, so that the formulae of given answers are one binary search away
+    (Task 1's formula signal re-scores candidate answers with them)."""
+    doc = np.repeat(np.arange(len(inst_ptr) - 1, dtype=np.int32), np.diff(inst_ptr))
+    keep = np.flatnonzero(np.asarray(inst_answer))
+    posts, docs = np.asarray(inst_post)[keep], doc[keep]
+    order = np.lexsort((docs, posts))
+    return posts[order], docs[order]
 
 
 def build_formula_index(store: Store, index_dir: str | Path, progress: Progress | None = None,

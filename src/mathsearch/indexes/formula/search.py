@@ -96,6 +96,9 @@ class FormulaIndex:
         self.inst_answer = load("inst_answer")
         self.retrievable = np.asarray(load("retrievable"))
         self.n = len(self.n_nodes)
+        self._answer_pairs: tuple[np.ndarray, np.ndarray] | None = None
+        if (root / "answer_post.npy").is_file():
+            self._answer_pairs = (load("answer_post"), load("answer_doc"))
         self.analyzer = FormulaAnalyzer(slt_window=meta["slt_window"], opt_window=meta["opt_window"], cache_size=4096,
                                        keep_trees=True)
         self.hasher = TokenHasher()
@@ -177,6 +180,60 @@ class FormulaIndex:
         uniq, best = self.best_of_answers(docs, scores, max_instances)
         order = np.argsort(-best, kind="stable")[:limit]
         return dict(zip(uniq[order].tolist(), best[order].tolist(), strict=True))
+
+    def answers_best_formula_among(self, q: QueryTokens, scoring: Scoring, answers: np.ndarray) -> dict[int, float]:
+        """Task 1 re-scoring: ``{answer id: score}`` of the given answers that hold a formula sharing
+        a tuple with the query, each scored (exactly, no postings budget) by its best formula."""
+        owners, docs = self.answer_formulae(answers)
+        if not len(docs):
+            return {}
+        uniq, inverse = np.unique(docs, return_inverse=True)
+        scores = self.score_docs(q, scoring, uniq)[inverse]
+        best: dict[int, float] = {}
+        for a, s in zip(owners.tolist(), scores.tolist(), strict=True):
+            if s > 0 and s > best.get(a, 0.0):
+                best[a] = s
+        return best
+
+    def answer_formulae(self, answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(answer, visual formula)`` pairs of the formulae in ``answers`` (their comments included)."""
+        post, doc = self._by_answer()
+        answers = np.unique(np.asarray(answers, dtype=np.int64))
+        lo = np.searchsorted(post, answers, side="left")
+        lens = np.searchsorted(post, answers, side="right") - lo
+        starts = np.cumsum(lens) - lens
+        idx = np.repeat(lo, lens) + (np.arange(int(lens.sum())) - np.repeat(starts, lens))
+        return np.repeat(answers, lens), np.asarray(doc[idx]).astype(np.int64)
+
+    def _by_answer(self) -> tuple[np.ndarray, np.ndarray]:
+        """``answer_post``/``answer_doc`` of the index, or (an index built before they were written)
+        the same computed once from the instance arrays."""
+        if self._answer_pairs is None:
+            from .build import answer_pairs
+
+            self._answer_pairs = answer_pairs(self.inst_ptr, self.inst_post, self.inst_answer)
+        return self._answer_pairs
+
+    def score_docs(self, q: QueryTokens, scoring: Scoring, docs: np.ndarray) -> np.ndarray:
+        """Exact scores of the visual formulae ``docs`` (ascending, distinct) against the query: every
+        query tuple looked up for them alone, so the cost follows ``len(docs)``, not the postings."""
+        docs = np.asarray(docs, dtype=np.int64)
+        tuples = self._tuples(q, scoring)
+        ov = np.zeros((len(FAMILIES), len(docs)))
+        for j in range(len(tuples.fam)):
+            lo, hi = int(tuples.lo[j]), int(tuples.hi[j])
+            if hi - lo < len(docs):  # short block: find its postings among the docs
+                block = np.asarray(self.post_doc[lo:hi])
+                at = np.minimum(np.searchsorted(docs, block), len(docs) - 1)
+                hit = docs[at] == block
+                rows, tf = at[hit], np.asarray(self.post_tf[lo:hi])[hit]
+            else:  # long block: binary-search each doc in it
+                block = self.post_doc[lo:hi]
+                at = np.minimum(np.searchsorted(block, docs), hi - lo - 1)
+                hit = np.asarray(block[at]) == docs
+                rows, tf = np.flatnonzero(hit), np.asarray(self.post_tf[lo + at[hit]])
+            ov[int(tuples.fam[j]), rows] += np.minimum(tf.astype(np.float64), tuples.qtf[j]) * tuples.idf[j]
+        return self._combine(docs, ov, tuples, scoring, q)
 
     def best_of_answers(self, docs: np.ndarray, scores: np.ndarray,
                         max_instances: int) -> tuple[np.ndarray, np.ndarray]:
