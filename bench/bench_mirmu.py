@@ -246,8 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.formula2vec_ann and INDEX_KINDS["formula2vec"].exists(index):
         a = _child(ANN, str(index), str(TOPIC_FILES[2]), str(TOPIC_FILES[1]), args.nprobe, str(args.recall_queries))
         b = a["built"]
-        print(f"formula2vec IVF index: {b.get('formula2vec_ann_lists', 'already built, or too few formulae for')} lists "
-              f"over {a['formulae']:,} formulae, {b['seconds']:.1f} s ({b['cpu_seconds']:.1f} CPU s); against the exact "
+        made = (f"built now: {b['formula2vec_ann_lists']} lists, {b['seconds']:.1f} s ({b['cpu_seconds']:.1f} CPU s)"
+                if "formula2vec_ann_lists" in b else "already built (or too few formulae for one)")
+        print(f"formula2vec IVF index over {a['formulae']:,} formulae, {made}; against the exact "
               f"search ({a['exact_cpu_ms']:.1f} CPU ms for the 2,000 nearest, median), {a['queries']} query formulae of "
               "2021 (Task 2 topics, then Task 1's largest):")
         for n, r in a["nprobe"].items():

@@ -20,7 +20,7 @@ class Formula2VecSearch:
     infer_epochs: int = 10
     query_formulae: int = 5
     depth: int = 2000
-    nprobe: int = 64
+    nprobe: int = 256
 
 
 @register
