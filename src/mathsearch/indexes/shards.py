@@ -657,6 +657,14 @@ class ShardedFormulaIndex:
             found.update(_answers_of(part, docs, scores, max_instances))
         return dict(ranked_items(found)[:limit])
 
+    def answers_best_formula_among(self, q, scoring, answers: np.ndarray) -> dict[int, float]:
+        """Task 1 re-scoring (``ours``' formula signal): an answer and its formulae are in one
+        shard, which scores them with the collection's idf; the shards' answers merged."""
+        found: dict[int, float] = {}
+        for part in self.parts:
+            found.update(part.answers_best_formula_among(q, scoring, answers))
+        return found
+
     def best_instances(self, q, scoring, depth: int, limit: int, thread_boosts=None, boost: float = 0.0) -> Ranking:
         tops = self._tops(q, scoring, depth, True)
         best: dict[int, tuple[float, int, int, float]] = {}  # group: (final score, -formula id, post, score)
