@@ -55,8 +55,9 @@ class Bench:
 
         def cached(name: str, sig, similar, earlier) -> dict[int, float]:
             # a re-scoring signal depends on the signals before it: their settings are in its key
-            before = [repr(dataclasses.replace(s, weight=0.0)) for n, _, s in parsed.signals if n in earlier]
-            variant = repr(dataclasses.replace(sig, weight=0.0)) + similar_key + (repr(before) if getattr(sig, "rerank", 0) else "")
+            variant = repr(dataclasses.replace(sig, weight=0.0)) + similar_key
+            if getattr(sig, "rerank", 0):
+                variant += repr([repr(dataclasses.replace(s, weight=0.0)) for n, _, s in parsed.signals if n in earlier])
             kept = self.cache.setdefault((query.query_id, name), {})
             if variant in kept:
                 kept[variant] = kept.pop(variant)  # most recently used last

@@ -130,9 +130,10 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
 
     scores_of = scores_of or asked
     earlier: dict[str, Mapping[int, float]] = {}  # in file order: a re-scoring signal reads those before it
+    seen = MappingProxyType(earlier)  # read-only; a signal runs before its own entry is added
     for name, _, sig in config.signals:
         if sig.weight > 0:
-            earlier[name] = scores_of(name, sig, similar, MappingProxyType(dict(earlier)))
+            earlier[name] = scores_of(name, sig, similar, seen)
     parts = [(sig.weight, earlier[name]) for name, _, sig in config.signals if earlier.get(name)]
     weights, found_all = [w for w, _ in parts], [f for _, f in parts]
     if config.fusion.method == "rrf":

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar
 
+from .. import ranking
 from ..indexes.formula import Scoring
 from ..indexes.text_index import Clause
 from ..records import LinkType
@@ -221,7 +222,7 @@ class FormulaSignal(Signal):
         formulae = largest_formulae([f for f in query.bags.formulae if f.strip()], self.max_formulae)
         ran = [earlier[name] for name in self.candidates if name in earlier]
         if self.rerank > 0 and ran:
-            pool = {a for found in ran for a in sorted(found, key=found.__getitem__, reverse=True)[:self.rerank]}
+            pool = {a for found in ran for a in ranking.top(found, self.rerank)}  # ties cut as the runs cut them
             return answer_scores_among(ctx, formulae, sorted(pool), self.scoring or TANGENT_S)
         return answer_scores(ctx, formulae, self.scoring or TANGENT_S, self.depth)
 
