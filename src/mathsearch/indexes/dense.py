@@ -65,6 +65,13 @@ ANN_MIN = 200_000  # from this many vectors on, a faiss IVF index (SQ8) answers 
 ANN_NPROBE = 64
 
 
+def read_ann(path: Path):
+    """The faiss index :func:`build_ann` wrote at ``path``, memory-mapped and read-only."""
+    import faiss
+
+    return faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+
+
 def build_ann(vectors: np.ndarray, path: Path, nlist: int | None = None, seed: int = 0) -> dict:
     """A faiss IVF index with 8-bit scalar quantisation (inner product) of ``vectors``, written to
     ``path`` (memory-mapped when read).  ``nlist`` lists (default about 2 x sqrt(n)), trained on 40
@@ -220,9 +227,7 @@ class DenseIndex:
             path = self.root / f"{part}.ivf"
             index = None
             if path.is_file():
-                import faiss
-
-                index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+                index = read_ann(path)
                 index.nprobe = ANN_NPROBE
             self._ann[part] = index
         return self._ann[part]

@@ -167,9 +167,9 @@ class Formula2VecIndex:
     def ann(self):
         """The faiss IVF index (memory-mapped), or None when the artifacts have none (exact search)."""
         if self._ann is None and self._ann_path.is_file():
-            import faiss
+            from ..dense import read_ann
 
-            self._ann = faiss.read_index(str(self._ann_path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+            self._ann = read_ann(self._ann_path)
         return self._ann
 
     def nearest(self, vec: np.ndarray, k: int, nprobe: int) -> tuple[np.ndarray, np.ndarray]:
