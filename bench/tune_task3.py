@@ -12,6 +12,11 @@ prints the first hit, the packaged ``task3.toml`` weights, the best point for ea
 both (ties: the simpler point), and the cross-year check: tuned on 2020 and measured on 2021, and
 the reverse, with LO of the real answers (``Extract.answer_from`` on the cached ranking).  Only 2020
 and 2021 are allowed; 2022 never is.
+
+The consensus choice (``consensus``, ``consensus_k``: agreement with the other top answers, fused
+with the ranking's order) has its own small grid, checked the same way: the point best on one year
+(ties: the simpler point) measured on the other, both directions, with how many points of the grid
+beat the first hit in both years and the grid's mean (how much the choice of point matters).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from mathsearch.evaluation.tokenize import MathRegexTokenizer
 from mathsearch.readers.qrels import qrels_to_dict, read_qrels, task3_relevance
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, SearchQuery, make_system
-from mathsearch.systems.task3 import Extract, _dense, base_system
+from mathsearch.systems.task3 import Extract, _dense, base_system, ranks_by_dense
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 ALLOWED = ("2020", "2021")
@@ -44,6 +49,7 @@ GRID = {
     "exact": (0.0, 0.05, 0.1),
 }
 KEYS = tuple(GRID)
+CONSENSUS_GRID = {"consensus_k": (2, 3, 4, 5, 6, 8, 10), "consensus": (5, 8, 10, 15, 20)}
 
 
 def cached_rankings(ctx: SearchContext, base: str, queries: list[SearchQuery], year: str, depth: int,
@@ -81,8 +87,17 @@ def grid_points() -> list[dict]:
 
 
 def weights(point: dict) -> ChoiceWeights:
+    if "consensus" in point:  # the consensus choice: the ranking's order fused with agreement
+        return ChoiceWeights(k=point["consensus_k"], rank=0.0, words=0.0, too_long=0.0,
+                             consensus=point["consensus"], consensus_k=point["consensus_k"])
     return ChoiceWeights(point["k"], 1.0, point["rank"], point["formula"], point["exact"], point["words"],
                          point["too_long"], 0.0, 0.0, point["dense"])
+
+
+def consensus_points() -> list[dict]:
+    """Simpler first: fewer candidates, then fewer answers compared."""
+    return [{"consensus_k": k, "consensus": d} for k in CONSENSUS_GRID["consensus_k"]
+            for d in CONSENSUS_GRID["consensus"] if d >= k]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--base", default="", help="Task 1 spec drawn from (default: ours as the index allows)")
     ap.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / "out" / "task3-cache")
-    ap.add_argument("--depth", type=int, default=10)
+    ap.add_argument("--depth", type=int, default=20)
     ap.add_argument("--data", type=Path, default=DATA)
     args = ap.parse_args(argv)
     ctx = SearchContext(args.index)
@@ -117,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         w = weights(point)
         ar = p1 = 0.0
         for topic, judged in y["qrels"].items():
-            found = choose(y["cands"].get(topic, [])[: w.k], w)
+            found = choose(y["cands"].get(topic, [])[: max(w.k, w.consensus)], w)
             rel = task3_relevance(judged.get(str(found[0].post_id), 0)) if found else 0
             ar += rel
             p1 += rel >= 2
@@ -127,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     def lo(point: dict, year: str) -> float:
         """LO of the real answers (``Extract.answer_from`` with this point's weights)."""
         y = years[year]
-        system = make_system("extract", base=args.base, **point)
+        system = make_system("extract", base=args.base, **point, **({} if "consensus" in point else {"consensus": 0}))
         answers, sources = {}, {}
         for q in y["queries"]:
             a = system.answer_from(ctx, q, y["rankings"][q.query_id])
@@ -148,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     packaged = Extract()
     current = {k: getattr(packaged, k) for k in KEYS}
     table[-1] = {y: grades(current, y) for y in ALLOWED}
+    dense_base = ranks_by_dense(ctx, args.base)
     best = {y: max((i for i in table if i >= 0), key=lambda i, y=y: (table[i][y][0], -i)) for y in ALLOWED}
     both = max((i for i in table if i >= 0), key=lambda i: (sum(table[i][y][0] for y in ALLOWED), -i))
 
@@ -161,10 +177,37 @@ def main(argv: list[str] | None = None) -> int:
     print("| choice | weights | 2020 AR_src | 2020 P@1_src | 2020 LO | 2021 AR_src | 2021 P@1_src | 2021 LO |")
     print("|---|---|---|---|---|---|---|---|")
     show("first hit (its best pieces)", first)
-    show("task3.toml", -1)
+    show("task3.toml (its linear rule: rankings without vectors)", -1)
     show("tuned on 2020 (2021: cross-year)", best["2020"])
     show("tuned on 2021 (2020: cross-year)", best["2021"])
     show("tuned on both", both)
+
+    cpoints = consensus_points()
+    ctable = {i: {y: grades(p, y) for y in ALLOWED} for i, p in enumerate(cpoints)}
+    first_ar = {y: table[first][y][0] for y in ALLOWED}
+    cbest = {y: max(ctable, key=lambda i, y=y: (ctable[i][y][0], -i)) for y in ALLOWED}
+    cboth = max(ctable, key=lambda i: (sum(ctable[i][y][0] for y in ALLOWED), -i))
+    beat = sum(all(ctable[i][y][0] > first_ar[y] for y in ALLOWED) for i in ctable)
+    mean = {y: sum(ctable[i][y][0] for i in ctable) / len(ctable) for y in ALLOWED}
+    packaged_point = {"consensus_k": packaged.consensus_k, "consensus": packaged.consensus}
+
+    def cshow(label: str, point: dict) -> None:
+        ar = {y: grades(point, y) for y in ALLOWED}
+        cells = " | ".join(f"{ar[y][0]:.3f} | {ar[y][1]:.3f} | {lo(point, y):.3f}" for y in ALLOWED)
+        print(f"| {label} | consensus_k={point['consensus_k']}, consensus={point['consensus']} | {cells} |")
+
+    print()
+    print(f"consensus choice: {len(cpoints)} grid points" + ("" if dense_base else
+          " (this base ranking is not dense: extract does not use the consensus choice on it)"))
+    print("| choice | weights | 2020 AR_src | 2020 P@1_src | 2020 LO | 2021 AR_src | 2021 P@1_src | 2021 LO |")
+    print("|---|---|---|---|---|---|---|---|")
+    if packaged.consensus:
+        cshow("task3.toml", packaged_point)
+    cshow("tuned on 2020 (2021: cross-year)", cpoints[cbest["2020"]])
+    cshow("tuned on 2021 (2020: cross-year)", cpoints[cbest["2021"]])
+    cshow("tuned on both", cpoints[cboth])
+    print(f"points above the first hit's AR_src in both years: {beat} of {len(cpoints)}; grid mean AR_src "
+          + ", ".join(f"{y} {mean[y]:.3f} (first hit {first_ar[y]:.3f})" for y in ALLOWED))
     return 0
 
 

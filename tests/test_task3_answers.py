@@ -15,7 +15,7 @@ from conftest import TOPICS
 from typer.testing import CliRunner
 
 from mathsearch.answers import NO_ANSWER
-from mathsearch.answers.extract import Candidate, ChoiceWeights, QueryProfile, choose, extract
+from mathsearch.answers.extract import Candidate, ChoiceWeights, QueryProfile, agreement, choose, extract
 from mathsearch.answers.passages import (
     CODE,
     DISPLAY,
@@ -136,6 +136,39 @@ def test_answer_holding_the_topic_formula_is_preferred():
     assert len(text) <= 1200 and "Finally $\\int_0^1 x^2\\,dx$ equals one third." in text
     assert text.startswith("Hello there.")  # the opening is always kept
     assert "Finally" not in extract(long, profile, prefix=True)
+
+
+def test_consensus_prefers_the_answer_the_other_top_answers_agree_with():
+    profile = QueryProfile.of("Derivative of $x^2$", "What is the derivative of $x^2$?")
+    texts = [
+        "Apples grow on trees in the autumn, as everyone knows.",  # the first hit, off the point
+        "The derivative of $x^2$ is $2x$, by the power rule.",
+        "By the power rule the derivative of $x^2$ is $2x$.",
+        "Use the power rule: the derivative of $x^n$ is $n x^{n-1}$, so for $x^2$ it is $2x$.",
+        "Limits: $(x+h)^2-x^2=2xh+h^2$, divide by $h$, so the derivative of $x^2$ is $2x$.",
+    ]
+    cands = [_cand(i + 1, i, 1.0 - 0.01 * i, t, profile) for i, t in enumerate(texts)]
+    plain = ChoiceWeights(k=4, rank=0, words=0, too_long=0)
+    assert [c.post_id for c in choose(cands, plain)][0] == 1  # the ranking's order
+    voted = dataclasses.replace(plain, consensus=5, consensus_k=4)
+    agree = agreement(cands, 4, 5)
+    assert len(agree) == 4 and agree[0] < min(agree[1:])
+    order = [c.post_id for c in choose(cands, voted)]
+    assert order[0] in (2, 3) and sorted(order) == [1, 2, 3, 4, 5] and order[-1] == 5  # beyond consensus_k: after
+    assert choose(cands[:1], voted) == cands[:1] and choose([], voted) == []
+
+
+def test_consensus_only_on_a_dense_ranking(sample_index, monkeypatch):
+    from mathsearch.systems import task3
+
+    ctx = SearchContext(sample_index)  # no vectors: ours runs lexical, where the consensus lost
+    system = make_system("extract")
+    assert system.consensus > 0 and system.choice_on(ctx).consensus == 0
+    assert system.depth(system.choice_on(ctx)) == system.k
+    monkeypatch.setattr(task3, "ranks_by_dense", lambda ctx, base: True)
+    assert system.choice_on(ctx) == system.choice
+    assert system.depth(system.choice) == max(system.k, system.consensus, system.consensus_k)
+    assert make_system("extract:consensus=0").choice_on(ctx).consensus == 0
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,19 @@ question's words, whether it fits in the budget whole, and the community's votes
 accepted flag where the collection records them.  :func:`extract` then keeps the most useful
 pieces of the chosen post (:mod:`.passages`): a piece that holds the topic's formula, or one
 close to it, is worth more, and so is one that shares the question's words.
+
+Consensus (:func:`agreement`): an answer that says what the other top answers say is more likely
+a good one (the centroid / LexRank idea of multi-document summarisation).  Each of the top ``k``
+candidates is compared with the other answers among the ranking's top ``consensus`` by token F1
+over math-aware tokens, the j-th weighted by 1 / (1 + j); with ``consensus`` set, :func:`choose`
+orders the candidates by reciprocal-rank fusion of the ranking's order and the agreement's order.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -89,6 +97,8 @@ class ChoiceWeights:
     votes: float = 0.0  # log(1 + votes), where the collection has votes
     accepted: float = 0.0  # the accepted answer, where the collection says
     dense: float = 0.0  # cosine similarity to the question, where the index has vectors
+    consensus: int = 0  # > 0: fuse the ranking's order with agreement among its top `consensus` answers
+    consensus_k: int = 4  # candidates when `consensus` is set: the ranking's top consensus_k
 
 
 @dataclass(frozen=True)
@@ -142,9 +152,56 @@ def choice_score(c: Candidate, w: ChoiceWeights, budget: int = MAX_ANSWER_CHARS)
     return s
 
 
+# Words, numbers, LaTeX control sequences and single symbols, lower-cased: the rule set of the
+# evaluation's math-aware regex tokenizer (evaluation.tokenize.MathRegexTokenizer).  Compared with
+# the index's analysis (stop words dropped, formulae as symbol pairs), it keeps the function words
+# and the layout symbols; on the sample only these tokens gave a consensus that held in both years.
+_AGREEMENT_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|[^\W\d_]+|\d+(?:\.\d+)?|\S")
+RRF_K = 60  # the usual constant of reciprocal-rank fusion (Cormack et al. 2009)
+
+
+def agreement_tokens(text: str) -> list[str]:
+    return [t.lower() for t in _AGREEMENT_TOKEN.findall(text)]
+
+
+def token_f1(a: Counter, b: Counter) -> float:
+    """F1 of two token multisets (2 * common / (|a| + |b|))."""
+    total = sum(a.values()) + sum(b.values())
+    return 2 * sum((a & b).values()) / total if total else 0.0
+
+
+def agreement(cands: Sequence[Candidate], k: int, depth: int) -> list[float]:
+    """For each of the first ``k`` of ``cands`` (ranking order), its mean token F1 with the other
+    candidates among the first ``depth``, the j-th (from 0) weighted by 1 / (1 + j)."""
+    bags = [Counter(agreement_tokens(c.text)) for c in cands[: max(k, depth)]]
+    out = []
+    for i in range(min(k, len(cands))):
+        num = den = 0.0
+        for j in range(min(depth, len(cands))):
+            if j != i:
+                w = 1.0 / (1 + j)
+                num += w * token_f1(bags[i], bags[j])
+                den += w
+        out.append(num / den if den else 0.0)
+    return out
+
+
 def choose(cands: Sequence[Candidate], w: ChoiceWeights, budget: int = MAX_ANSWER_CHARS) -> list[Candidate]:
-    """``cands`` best first (ties: the ranking's order)."""
-    return sorted(cands, key=lambda c: (-choice_score(c, w, budget), c.rank))
+    """``cands`` best first (ties: the ranking's order).
+
+    With ``w.consensus``, ``cands`` are the ranking's top answers in its order: the first
+    ``w.consensus_k`` are ordered by reciprocal-rank fusion of the ranking's order and their
+    :func:`agreement` with the first ``w.consensus``; the others follow by :func:`choice_score`.
+    """
+    if not w.consensus:
+        return sorted(cands, key=lambda c: (-choice_score(c, w, budget), c.rank))
+    k = min(w.consensus_k, len(cands))
+    agree = agreement(cands, k, w.consensus)
+    by_agreement = sorted(range(k), key=lambda i: (-agree[i], i))
+    place = {i: r for r, i in enumerate(by_agreement)}
+    fused = sorted(range(k), key=lambda i: (-(1 / (RRF_K + i) + 1 / (RRF_K + place[i])), i))
+    rest = sorted(cands[k:], key=lambda c: (-choice_score(c, w, budget), c.rank))
+    return [cands[i] for i in fused] + rest
 
 
 def piece_value(p: Piece, profile: QueryProfile, w: PieceWeights) -> float:

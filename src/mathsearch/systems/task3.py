@@ -6,12 +6,15 @@ build on a Task 1 ranking (``base``: a Task 1 spec, with ``;`` between its param
 separates ours; empty: ``ours`` as the index allows, see :func:`~.ours.default_spec`):
 
 * ``first-hit``: the first hit, its longest opening that fits (cut between sentences);
-* ``extract``: the best of the top ``k`` answers by retrieval score, rank, length, the question's
+* ``extract``: where the ranking uses dense vectors, the best of its top ``consensus_k`` answers
+  by reciprocal-rank fusion of the ranking's order and their agreement with the other answers of
+  its top ``consensus`` (chosen on one year of the sample and checked on the other, both ways, by
+  ``bench/tune_task3.py``; on a lexical ranking the same rule lost in both years, so there it is
+  not used); otherwise the best of the top ``k`` by retrieval score, rank, length, the question's
   math and words and, where known, dense similarity, votes and the accepted flag (weights tuned on
-  2020 and 2021 with ``ours`` by ``bench/tune_task3.py``; the formula, dense, votes and accepted
-  weights came out 0 on the sample, which has no votes nor accepted flags); when longer than the
-  budget, its most useful sentences, displayed equations, items and code blocks
-  (:mod:`mathsearch.answers.extract`);
+  2020 and 2021 with ``ours``; the formula, dense, votes and accepted weights came out 0 on the
+  sample, which has no votes nor accepted flags); when longer than the budget, its most useful
+  sentences, displayed equations, items and code blocks (:mod:`mathsearch.answers.extract`);
 * ``generate``: retrieval-augmented generation through an OpenAI-compatible endpoint (URL and
   model as parameters or from the environment; the key only from the environment, so that it
   never lands in a run tag); when the endpoint fails or answers nothing, the ``extract`` answer,
@@ -107,6 +110,14 @@ def _accepted(ctx: SearchContext, ids: list[str]) -> set[int] | None:
     return set(accepted.values()) if accepted else None
 
 
+def ranks_by_dense(ctx: SearchContext, base: str) -> bool:
+    """Whether the Task 1 ranking ``base`` names uses the index's dense vectors on ``ctx``."""
+    system = base_system(ctx, base)
+    config_for = getattr(system, "config_for", None)  # ours: what it runs depends on the index
+    needs = config_for(ctx.index_dir).needs() if config_for is not None else needs_of(system)
+    return "dense" in needs and ctx.has("dense")
+
+
 def _dense(ctx: SearchContext, query: SearchQuery, ids: list[str]) -> dict[int, float] | None:
     """The question's cosine similarity to answers ``ids``, where the index has vectors (else None)."""
     from .signals import query_vector
@@ -170,6 +181,8 @@ class Extract:
     votes: float = _x("votes")
     accepted: float = _x("accepted")
     dense: float = _x("dense")  # used where the index has vectors
+    consensus: int = _x("consensus")  # answers compared for agreement (0: off); used on dense rankings only
+    consensus_k: int = _x("consensus_k")  # candidates when the agreement is used
     prefix: bool = _x("prefix")  # keep the longest opening that fits rather than the most useful pieces
     piece_formula: float = _x("piece_formula")
     piece_exact: float = _x("piece_exact")
@@ -183,7 +196,21 @@ class Extract:
     @property
     def choice(self) -> ChoiceWeights:
         return ChoiceWeights(self.k, self.retrieval, self.rank, self.formula, self.exact, self.words,
-                             self.too_long, self.votes, self.accepted, self.dense)
+                             self.too_long, self.votes, self.accepted, self.dense, self.consensus,
+                             self.consensus_k)
+
+    def choice_on(self, ctx: SearchContext) -> ChoiceWeights:
+        """The choice weights on ``ctx``: agreement only where the base ranking is dense (on the
+        sample's lexical ranking it lost in both years)."""
+        w = self.choice
+        if w.consensus and not ranks_by_dense(ctx, self.base):
+            w = dataclasses.replace(w, consensus=0)
+        return w
+
+    @staticmethod
+    def depth(w: ChoiceWeights) -> int:
+        """How much of the ranking the choice reads."""
+        return max(w.k, w.consensus, w.consensus_k if w.consensus else 0)
 
     @property
     def piece_weights(self) -> PieceWeights:
@@ -191,26 +218,30 @@ class Extract:
                             self.piece_lead)
 
     def answer(self, ctx: SearchContext, query: SearchQuery) -> Answer:
-        return self.answer_from(ctx, query, _ranking(ctx, self.base, query, self.k))
+        return self.answer_from(ctx, query, _ranking(ctx, self.base, query, self.depth(self.choice_on(ctx))))
 
     def answer_from(self, ctx: SearchContext, query: SearchQuery, ranking: Sequence[tuple[str, float]]) -> Answer:
         """The answer drawn from ``ranking`` (``(answer id, score)``, best first), e.g. a cached one."""
         profile = QueryProfile.of(query.title, query.question)
-        ranking = list(ranking[: self.k])
+        w = self.choice_on(ctx)
+        depth = self.depth(w)
+        ranking = list(ranking[:depth])
         accepted = _accepted(ctx, [d for d, _ in ranking]) if self.accepted and ranking else None
         dense = _dense(ctx, query, [d for d, _ in ranking]) if self.dense and ranking else None
-        found = candidates(ctx.store, ranking, profile, self.k, accepted, dense)
-        for best in choose(found, self.choice):
+        found = candidates(ctx.store, ranking, profile, depth, accepted, dense)
+        chosen = choose(found, w)
+        for best in chosen[: w.consensus_k if w.consensus else w.k]:
             text = extract(best, profile, self.piece_weights, MAX_ANSWER_CHARS, self.prefix)
             if text:
-                return Answer(text, (str(best.post_id),), round(choice_score(best, self.choice), 6))
+                return Answer(text, (str(best.post_id),), round(choice_score(best, w), 6))
         return Answer(NO_ANSWER, (), 0.0)
 
     def passages(self, ctx: SearchContext, query: SearchQuery, n: int, budget: int) -> list[tuple[str, str]]:
         """The ``n`` best answers as ``(post id, text of at most budget characters)``, for a prompt."""
         profile = QueryProfile.of(query.title, query.question)
-        ranking = _ranking(ctx, self.base, query, max(self.k, n))
-        found = choose(candidates(ctx.store, ranking, profile, max(self.k, n)), self.choice)
+        w = self.choice_on(ctx)
+        depth = max(self.depth(w), n)
+        found = choose(candidates(ctx.store, _ranking(ctx, self.base, query, depth), profile, depth), w)
         out = []
         for c in found[:n]:
             text = extract(c, profile, self.piece_weights, budget, self.prefix)
