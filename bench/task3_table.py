@@ -1,6 +1,7 @@
 """Task 3 results table on the sample collection (the development protocol), 2020 and 2021 topics.
 
     python bench/task3_table.py --index INDEX_DIR [--system SPEC ...] [--cs] [--tokenizer regex|default]
+                                [--test t|randomisation]
 
 Each ``--system`` is a Task 3 spec (``extract``, ``first-hit``, ``extract:k=3``) or a Task 1 spec
 (``bm25-thread``, ``ours:dense=False``), which is read as the lab read Task 1 systems: its first
@@ -9,7 +10,8 @@ hit cut to 1,200 characters (the issue's reference points).  Measures as
 of the main source; unjudged 0), LO (token F1, by default the math-aware regex tokens the
 reference points were measured with) and, with ``--cs``, CS against the other relevant answers of
 at most 1,200 characters.  Judgements of 2020 and 2021 only (the years tuned on); other years
-are refused.
+are refused.  Below the table: each system's paired test against the first system listed
+(p of AR_src, P@1_src and LO per year; ``--test``, a paired t-test by default).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DATA, help="The ARQMath data folder (topics, qrels).")
     ap.add_argument("--cs", action="store_true", help="Also Contextual Similarity (loads a model).")
     ap.add_argument("--tokenizer", choices=("regex", "default"), default="regex")
+    ap.add_argument("--test", choices=("t", "randomisation"), default="t", help="paired test against the first system")
     args = ap.parse_args(argv)
     years = [y for y in args.years.split(",") if y]
     if any(y not in YEARS for y in years):
@@ -91,14 +94,16 @@ def main(argv: list[str] | None = None) -> int:
         return post.text if post is not None else None
 
     results: dict[tuple[str, str], dict[str, float]] = {}
+    pvalues: dict[tuple[str, str], dict[str, float]] = {}
     kinds: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="task3-table-") as tmp:
         for year in years:
             made = runs_for(ctx, names, year, Path(tmp), args.data)
             report = evaluate_sources(args.data / "qrels" / f"task1-{year}.tsv", [p for _, p, _ in made], text_of, present,
-                                      tokenizer, similarity)
+                                      tokenizer, similarity, test=args.test)
             for (name, _, sec), result in zip(made, report.runs, strict=True):
                 results[(name, year)] = {**result.means, "ms": sec * 1000, "topics": result.topics}
+                pvalues[(name, year)] = dict(result.p_values)
                 kinds[name] = "Task 1 first hit, cut" if make_system(name).TASK == 1 else "Task 3"
     measures = [m for m in MEASURES if m != "CS" or similarity is not None]
     head = ["system", "kind", *[f"{y} {m}" for y in years for m in measures], "ms/topic"]
@@ -113,6 +118,21 @@ def main(argv: list[str] | None = None) -> int:
         row.append(f"{sum(results[(name, y)]['ms'] for y in years) / len(years):.0f}")
         print("| " + " | ".join(row) + " |")
     print("topics: " + ", ".join(f"{y}: {results[(names[0], y)]['topics']}" for y in years))
+    if len(names) > 1:
+        tested = ("AR_src", "P@1_src", "LO")
+        print(f"\npaired {'t-test' if args.test == 't' else 'randomisation test'} against {spec(make_system(names[0]))}: "
+              "difference of the means (p)")
+        print("| system | " + " | ".join(f"{y} {m}" for y in years for m in tested) + " |")
+        print("|" + "---|" * (1 + len(years) * len(tested)))
+        base = spec(make_system(names[0]))
+        for name in list(dict.fromkeys(n for n, _ in results))[1:]:
+            cells = []
+            for y in years:
+                for m in tested:
+                    diff = results[(name, y)][m] - results[(base, y)][m]
+                    p = pvalues[(name, y)].get(m)
+                    cells.append(f"{diff:+.3f} ({p:.3f})" if p is not None else f"{diff:+.3f}")
+            print(f"| {name} | " + " | ".join(cells) + " |")
     return 0
 
 
