@@ -193,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def cshow(label: str, point: dict) -> None:
         ar = {y: grades(point, y) for y in ALLOWED}
-        cells = " | ".join(f"{ar[y][0]:.3f} | {ar[y][1]:.3f} | {lo(point, y):.3f}" for y in ALLOWED)
+        # extract answers with the consensus choice on dense rankings only: elsewhere its LO is not this point's
+        cells = " | ".join(f"{ar[y][0]:.3f} | {ar[y][1]:.3f} | " + (f"{lo(point, y):.3f}" if dense_base else "n/a")
+                           for y in ALLOWED)
         print(f"| {label} | consensus_k={point['consensus_k']}, consensus={point['consensus']} | {cells} |")
 
     print()
