@@ -19,6 +19,7 @@ from mathsearch.encoders.train import TrainConfig, train
 from mathsearch.errors import InputError
 from mathsearch.indexes.build import build_index
 from mathsearch.indexes.shards import _sql_shard, shard_of
+from mathsearch.indexes.text_index import Clause
 from mathsearch.store import Store
 from mathsearch.systems import SearchContext, SearchQuery, make_system
 
@@ -116,6 +117,12 @@ def test_search_and_run_on_the_sharded_index_match_the_single_one(built, tmp_pat
         a, b = make_system(system).search(a_ctx, q, 10), make_system(system).search(b_ctx, q, 10)
         assert len(a) == len(b) > 0, system
         assert len(set(a.ordered()) & set(b.ordered())) >= 0.7 * len(a), system  # BM25: collection df, shard lengths
+    # max_terms picks the query terms by the collection's document frequencies on both
+    clauses = [Clause("words", "body"), Clause("words", "question", 0.5), Clause("title_words", "question", 1.0)]
+    q = SearchQuery("q", "prime series converge bound", "proof of the limit of the matrix norm $x^2$", ("algebra",))
+    a, b = (ctx.text.search_answers(q.bags, clauses, 20, max_terms=3) for ctx in (a_ctx, b_ctx))
+    assert len(a) == len(b) > 0 and len(a.keys() & b.keys()) >= 0.7 * len(a)
+    assert a != a_ctx.text.search_answers(q.bags, clauses, 20)
     result = runner.invoke(app, ["search", "--index", str(sharded), "prime $x^2$", "--json"])
     assert result.exit_code == 0, result.output
     assert len(json.loads(result.stdout)["hits"]) == 10

@@ -4,17 +4,27 @@ worker processes and however the store is read, on the real sample."""
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+import tantivy
 from conftest import COLLECTION, TOPICS
 
 from mathsearch.indexes.build import build_index
 from mathsearch.indexes.documents import QueryBags, QuestionBags, answer_fields, field_texts
-from mathsearch.indexes.text_index import Clause, TextIndex, _analysed, _jobs, build_text_indexes
+from mathsearch.indexes.text_index import (
+    Clause,
+    TextIndex,
+    _analysed,
+    _jobs,
+    build_text_indexes,
+    query_terms,
+    select_terms,
+)
 from mathsearch.readers.dollar_math import find_math
 from mathsearch.readers.topics import read_topics
 from mathsearch.store import Store
@@ -97,6 +107,73 @@ def test_index_same_for_one_and_two_workers(pruned_store, tmp_path):
         assert a[0] == a[1] and q[0] == q[1]
         hits += len(a[0])
     assert hits > 25 * 40
+
+
+
+@pytest.fixture(scope="module")
+def sample_text(pruned_store, tmp_path_factory) -> TextIndex:
+    out = tmp_path_factory.mktemp("text-terms")
+    with Store.open(pruned_store) as store:
+        build_text_indexes(store, out, workers=1)
+    return TextIndex.open(out)
+
+
+def _unmerged_search(ix: TextIndex, bags: QueryBags, clauses: list[Clause], limit: int) -> dict[int, float]:
+    """One term query per clause and token, duplicates and all (the query as it was built before merging)."""
+    subs = []
+    for c in clauses:
+        for token, tf in bags.bag(c.bag).items():
+            boost = c.weight * (1.0 + 0.5 * (tf - 1))
+            q = tantivy.Query.term_query(ix.answers.schema, c.field, token, index_option="freq")
+            subs.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
+    hits = ix._a_searcher.search(tantivy.Query.boolean_query(subs), limit=limit, count=False).hits
+    ids = ix._a_searcher.fast_field_values("id", [addr for _, addr in hits])
+    return {int(i): float(s) for (s, _), i in zip(hits, ids, strict=True)}
+
+
+def test_a_token_weighed_twice_on_one_field_is_one_term_with_the_same_scores(sample_text):
+    # words->question and title_words->question both put the title's words on the question field
+    clauses = [Clause("words", "body"), Clause("words", "question", 0.5), Clause("title_words", "question", 1.0)]
+    merged_any = 0
+    for topic in read_topics(TOPICS / "task1-2020.xml")[:20]:
+        bags = QueryBags.of_topic(topic)
+        terms = query_terms(bags, clauses)
+        assert len({(f, t) for f, t, _ in terms}) == len(terms)
+        title = bags.bag("title_words")
+        for fld, token, boost in terms:
+            if fld == "question" and token in title:
+                words = bags.bag("words")[token]
+                expect = 0.5 * (1 + 0.5 * (words - 1)) + 1.0 * (1 + 0.5 * (title[token] - 1))
+                assert boost == pytest.approx(expect)
+                merged_any += 1
+        got, ref = sample_text.search_answers(bags, clauses, 100), _unmerged_search(sample_text, bags, clauses, 100)
+        assert got.keys() == ref.keys() or len(got.keys() & ref.keys()) >= 99  # float order may swap a tie at the cut
+        for a in got.keys() & ref.keys():
+            assert got[a] == pytest.approx(ref[a], rel=1e-5)
+    assert merged_any > 20
+
+
+def test_max_terms_keeps_the_terms_that_can_add_most(sample_text):
+    searcher, n = sample_text._a_searcher, sample_text.num_answers
+    for topic in read_topics(TOPICS / "task1-2021.xml")[:20]:
+        bags = QueryBags.of_topic(topic)
+        terms = query_terms(bags, CLAUSES)
+        matching = [t for t in terms if searcher.doc_freq(t[0], t[1]) > 0]
+        assert select_terms(terms, searcher.doc_freq, n, 0) == matching
+        kept = select_terms(terms, searcher.doc_freq, n, 8)
+        assert len(kept) == min(8, len(matching))
+        assert [t for t in matching if t in kept] == kept  # the query's order
+        worth = {t: t[2] * math.log(1 + (n - searcher.doc_freq(t[0], t[1]) + 0.5) / (searcher.doc_freq(t[0], t[1]) + 0.5))
+                 for t in matching}
+        if len(matching) > 8:
+            assert min(worth[t] for t in kept) >= max(worth[t] for t in matching if t not in kept) - 1e-6
+        # the search with max_terms is the search of exactly those terms
+        got = sample_text.search_answers(bags, CLAUSES, 50, max_terms=8)
+        subs = [(tantivy.Occur.Should, tantivy.Query.boost_query(
+            tantivy.Query.term_query(sample_text.answers.schema, f, t, index_option="freq"), b)) for f, t, b in kept]
+        hits = searcher.search(tantivy.Query.boolean_query(subs), limit=50, count=False).hits
+        assert list(got) == [int(i) for i in searcher.fast_field_values("id", [a for _, a in hits])]
+        assert got != sample_text.search_answers(bags, CLAUSES, 50) or len(matching) <= 8
 
 
 # -- the faster analysis makes the tokens the straightforward one made ------------------------

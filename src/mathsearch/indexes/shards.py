@@ -541,12 +541,6 @@ def _merge_by(make, stores: Sequence[Any], key) -> Iterator:
     return heapq.merge(*(make(s) for s in stores), key=key)
 
 
-def _tantivy_idf(df: int, n: int) -> float:
-    """Tantivy's BM25 idf (``ln(1 + (N - df + 0.5) / (df + 0.5))``, in float32 as tantivy has it)."""
-    x = np.float32((n - df) + 0.5) / np.float32(df + 0.5)
-    return float(np.log(np.float32(1.0) + x, dtype=np.float32))
-
-
 class ShardedTextIndex:
     """BM25 over the shards' text indexes with the collection's document frequencies: each shard's
     term query boosted by ``idf_collection / idf_shard`` (see the module's docstring)."""
@@ -561,10 +555,10 @@ class ShardedTextIndex:
     def num_answers(self) -> int:
         return sum(p.num_answers for p in self.parts) - sum(self.padding["answers"])
 
-    def _search(self, which: str, bags, clauses, limit: int) -> dict[int, float]:
+    def _search(self, which: str, bags, clauses, limit: int, max_terms: int = 0) -> dict[int, float]:
         import tantivy
 
-        from .text_index import query_terms
+        from .text_index import bm25_idf, query_terms, select_terms
 
         if limit <= 0:
             return {}
@@ -574,20 +568,25 @@ class ShardedTextIndex:
         n_all = sum(n_shard) - sum(self.padding[which])
         # The single index's query, term by term (TextIndex._query makes it): (field, token, boost)
         terms = query_terms(bags, clauses)
+        df_cache: dict[tuple[str, str], list[int]] = {}
+
+        def dfs_of(fld: str, token: str) -> list[int]:
+            if (fld, token) not in df_cache:
+                df_cache[(fld, token)] = [s.doc_freq(fld, token) for s in searchers]
+            return df_cache[(fld, token)]
+
+        if max_terms > 0:  # chosen by the collection's document frequencies, as the single index would
+            terms = select_terms(terms, lambda fld, token: sum(dfs_of(fld, token)), n_all, max_terms)
         if not terms:
             return {}
         found: dict[int, float] = {}
-        df_cache: dict[tuple[str, str], list[int]] = {}
         for i, (index, searcher) in enumerate(zip(indexes, searchers, strict=True)):
             subs = []
             for fld, token, boost in terms:
-                key = (fld, token)
-                if key not in df_cache:
-                    df_cache[key] = [s.doc_freq(fld, token) for s in searchers]
-                dfs = df_cache[key]
+                dfs = dfs_of(fld, token)
                 if dfs[i] == 0:
                     continue
-                scale = _tantivy_idf(sum(dfs), n_all) / _tantivy_idf(dfs[i], n_shard[i])
+                scale = bm25_idf(sum(dfs), n_all) / bm25_idf(dfs[i], n_shard[i])
                 q = tantivy.Query.term_query(index.schema, fld, token, index_option="freq")
                 subs.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost * scale)))
             if not subs:
@@ -598,11 +597,11 @@ class ShardedTextIndex:
                 found.update({int(d): float(s) for (s, _), d in zip(hits, ids, strict=True)})
         return dict(ranked_items(found)[:limit])
 
-    def search_answers(self, bags, clauses, limit: int = 1000) -> dict[int, float]:
-        return self._search("answers", bags, clauses, limit)
+    def search_answers(self, bags, clauses, limit: int = 1000, max_terms: int = 0) -> dict[int, float]:
+        return self._search("answers", bags, clauses, limit, max_terms)
 
-    def search_questions(self, bags, clauses, limit: int = 100) -> dict[int, float]:
-        return self._search("questions", bags, clauses, limit)
+    def search_questions(self, bags, clauses, limit: int = 100, max_terms: int = 0) -> dict[int, float]:
+        return self._search("questions", bags, clauses, limit, max_terms)
 
 
 def ranked_items(scores: dict[int, float]) -> list[tuple[int, float]]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import tantivy
 
 from ..errors import InputError
@@ -180,9 +181,14 @@ class Clause:
 
 
 def query_terms(query: QueryBags, clauses: Iterable[Clause]) -> list[tuple[str, str, float]]:
-    """The (field, token, boost) term queries of :meth:`TextIndex._query`, in its order; the
-    sharded index weights the same terms per shard."""
-    out = []
+    """The (field, token, boost) term queries of :meth:`TextIndex._query`, one per (field, token),
+    in first-seen order; the sharded index weights the same terms per shard.
+
+    Two clauses that put the same token on the same field (``words->question`` and
+    ``title_words->question`` both hold the title's words) become one term with the boosts summed:
+    BM25 is linear in the boost, so the scores are the same and the posting list is read once.
+    """
+    out: dict[tuple[str, str], float] = {}
     bags: dict[str, Counter[str]] = {}
     for c in clauses:
         if c.weight <= 0:
@@ -192,8 +198,33 @@ def query_terms(query: QueryBags, clauses: Iterable[Clause]) -> list[tuple[str, 
         for token, tf in bags[c.bag].items():
             # Repeated query terms count more, sub-linearly (a long topic repeats its key words).
             boost = c.weight * (1.0 + 0.5 * (tf - 1)) if tf > 1 else c.weight
-            out.append((c.field, token, boost))
-    return out
+            out[(c.field, token)] = out.get((c.field, token), 0.0) + boost
+    return [(fld, token, boost) for (fld, token), boost in out.items()]
+
+
+def bm25_idf(df: int, n: int) -> float:
+    """Tantivy's BM25 idf (``ln(1 + (N - df + 0.5) / (df + 0.5))``, in float32 as tantivy has it)."""
+    x = np.float32((n - df) + 0.5) / np.float32(df + 0.5)
+    return float(np.log(np.float32(1.0) + x, dtype=np.float32))
+
+
+def select_terms(terms: list[tuple[str, str, float]], doc_freq: Callable[[str, str], int], n_docs: int,
+                 max_terms: int) -> list[tuple[str, str, float]]:
+    """The ``max_terms`` terms that can add most to a score (boost x idf), in their first order;
+    terms no document holds are dropped.  ``max_terms`` <= 0 keeps every term that matches.
+
+    A long topic makes hundreds of term queries (median ~190 with ``ours_static``'s answer fields);
+    each one reads a posting list, so at 1.4M answers the answer BM25 is most of a query's time,
+    while its many frequent, low-idf terms move the top of the ranking little.
+    """
+    kept = []
+    for i, (fld, token, boost) in enumerate(terms):
+        df = doc_freq(fld, token)
+        if df > 0:
+            kept.append((boost * bm25_idf(df, n_docs), i))
+    if 0 < max_terms < len(kept):
+        kept = sorted(sorted(kept, key=lambda x: (-x[0], x[1]))[:max_terms], key=lambda x: x[1])
+    return [terms[i] for _, i in kept]
 
 
 class TextIndex:
@@ -217,18 +248,23 @@ class TextIndex:
         return cls(Path(index_dir) / TEXT_DIR)
 
     @staticmethod
-    def _query(schema: tantivy.Schema, query: QueryBags, clauses: Iterable[Clause]) -> tantivy.Query | None:
+    def _query(schema: tantivy.Schema, terms: list[tuple[str, str, float]]) -> tantivy.Query | None:
         subs = []
-        for field, token, boost in query_terms(query, clauses):
+        for field, token, boost in terms:
             q = tantivy.Query.term_query(schema, field, token, index_option="freq")
             subs.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
         if not subs:
             return None
         return tantivy.Query.boolean_query(subs)
 
-    def _search(self, searcher, schema, bags: QueryBags, clauses, limit, key: str) -> dict[int, float]:
-        query = self._query(schema, bags, clauses)
-        if query is None or limit <= 0:
+    def _search(self, searcher, schema, bags: QueryBags, clauses, limit, key: str, max_terms: int) -> dict[int, float]:
+        if limit <= 0:
+            return {}
+        terms = query_terms(bags, clauses)
+        if max_terms > 0:
+            terms = select_terms(terms, searcher.doc_freq, searcher.num_docs, max_terms)
+        query = self._query(schema, terms)
+        if query is None:
             return {}
         hits = searcher.search(query, limit=limit, count=False).hits
         if not hits:
@@ -236,13 +272,15 @@ class TextIndex:
         ids = searcher.fast_field_values(key, [addr for _, addr in hits])
         return {int(i): float(s) for (s, _), i in zip(hits, ids, strict=True)}
 
-    def search_answers(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 1000) -> dict[int, float]:
-        """``{answer id: BM25 score}`` of the best ``limit`` answers."""
-        return self._search(self._a_searcher, self.answers.schema, bags, clauses, limit, "id")
+    def search_answers(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 1000,
+                       max_terms: int = 0) -> dict[int, float]:
+        """``{answer id: BM25 score}`` of the best ``limit`` answers (``max_terms``: :func:`select_terms`)."""
+        return self._search(self._a_searcher, self.answers.schema, bags, clauses, limit, "id", max_terms)
 
-    def search_questions(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 100) -> dict[int, float]:
+    def search_questions(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 100,
+                         max_terms: int = 0) -> dict[int, float]:
         """``{question id: BM25 score}`` of the best ``limit`` questions (those with answers)."""
-        return self._search(self._q_searcher, self.questions.schema, bags, clauses, limit, "id")
+        return self._search(self._q_searcher, self.questions.schema, bags, clauses, limit, "id", max_terms)
 
     @property
     def num_answers(self) -> int:

@@ -121,7 +121,7 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
         nonlocal questions
         if questions is None:
             sig = config.similar
-            questions = signals.similar_questions(ctx, query, sig.fields, sig.limit)
+            questions = signals.similar_questions(ctx, query, sig.fields, sig.limit, sig.max_terms)
         return questions
 
     def asked(_name: str, sig: Signal, similar: Callable[[], dict[int, float]],

@@ -39,12 +39,14 @@ def clauses_from(weights: Mapping[str, float]) -> list[Clause]:
     return out
 
 
-def fielded_bm25(ctx: SearchContext, query: SearchQuery, weights: Mapping[str, float], limit: int) -> dict[int, float]:
-    return ctx.text.search_answers(query.bags, clauses_from(weights), limit)
+def fielded_bm25(ctx: SearchContext, query: SearchQuery, weights: Mapping[str, float], limit: int,
+                 max_terms: int = 0) -> dict[int, float]:
+    return ctx.text.search_answers(query.bags, clauses_from(weights), limit, max_terms)
 
 
-def similar_questions(ctx: SearchContext, query: SearchQuery, weights: Mapping[str, float], limit: int) -> dict[int, float]:
-    return ctx.text.search_questions(query.bags, clauses_from(weights), limit)
+def similar_questions(ctx: SearchContext, query: SearchQuery, weights: Mapping[str, float], limit: int,
+                      max_terms: int = 0) -> dict[int, float]:
+    return ctx.text.search_questions(query.bags, clauses_from(weights), limit, max_terms)
 
 
 def thread_scores(ctx: SearchContext, questions: Mapping[int, float]) -> dict[int, float]:
@@ -129,16 +131,18 @@ class Signal:
 
 @dataclass(frozen=True)
 class Bm25Signal(Signal):
-    """BM25 over weighted ``"query part->answer field"`` pairs of the answer index."""
+    """BM25 over weighted ``"query part->answer field"`` pairs of the answer index; ``max_terms`` > 0
+    keeps only that many of the query's terms, those that can add most (boost x idf)."""
 
     KINDS = ("bm25", "answer", "math")
     NEEDS = ("text",)
     limit: int = 1000
+    max_terms: int = 0
     fields: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
-        return fielded_bm25(ctx, query, self.fields, self.limit)
+        return fielded_bm25(ctx, query, self.fields, self.limit, self.max_terms)
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ class QuestionsSignal(Signal):
     KINDS = ("questions",)
     NEEDS = ("text", "store")
     limit: int = 50
+    max_terms: int = 0
     fields: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
