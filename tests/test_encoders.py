@@ -203,3 +203,22 @@ def test_teacher_anchored_training_and_a_restricted_teacher(tiny, tmp_path):
     assert 0 < trained["qa_pairs"] <= info["trained_on"]["qa_pairs"]
     assert answers_only["trained_on"]["qa_pairs"] == 0 and info["trained_on"]["qa_pairs"] > 0
     assert anchored["training"]["val_distance_best"] < anchored["training"]["val_distance_start"]
+
+
+def test_vectors_made_in_batches_are_those_of_one_call(tiny, monkeypatch):
+    # The dense step embeds EMBED_BATCH posts at a time (its memory follows the batch, not the
+    # collection): the rows, their order and their ids are those of encoding every passage at once.
+    from mathsearch.indexes import dense
+
+    index, folder, _ = tiny
+    encoder = StaticEncoder.load(folder)
+    monkeypatch.setattr(dense, "EMBED_BATCH", 2)
+    seen = []
+    with Store.open(index) as store:
+        q_ids, q_texts, a_ids, a_texts, _ = dense.post_passages(store)
+        build_dense_index(store, index, lambda *p: seen.append(p), encoder=str(folder))
+    assert np.load(index / "dense" / "answer_ids.npy").tolist() == a_ids
+    assert np.load(index / "dense" / "question_ids.npy").tolist() == q_ids
+    assert np.array_equal(np.load(index / "dense" / "answers.npy"), encoder.encode(a_texts).astype(np.float16))
+    assert np.array_equal(np.load(index / "dense" / "questions.npy"), encoder.encode(q_texts).astype(np.float16))
+    assert ("dense answers", len(a_ids), len(a_ids)) in seen and len(seen) >= len(a_ids) // 2

@@ -92,6 +92,34 @@ def build_ann(vectors: np.ndarray, path: Path, nlist: int | None = None, seed: i
     return {"nlist": nlist, "vectors": n}
 
 
+EMBED_BATCH = 51_200  # posts embedded at a time (a multiple of every encoder's own batch, so the vectors do not change)
+
+
+def _embed_batches(model, posts, text_of: Callable, path: Path, progress: Progress | None, stage: str,
+                   total: int) -> list[int]:
+    """Embed ``text_of(post)`` of every post, :data:`EMBED_BATCH` at a time, into ``path`` (float16,
+    one row per post); their ids, in order."""
+    ids: list[int] = []
+    parts: list[np.ndarray] = []
+    texts: list[str] = []
+
+    def flush() -> None:
+        done = len(ids) - len(texts)
+        within = (lambda _stage, n, _of: progress(stage, done + n, max(total, len(ids)))) if progress else None
+        parts.append(model.encode(texts, within, stage).astype(np.float16))
+        texts.clear()
+
+    for post in posts:
+        ids.append(post.post_id)
+        texts.append(text_of(post))
+        if len(texts) == EMBED_BATCH:
+            flush()
+    if texts or not parts:
+        flush()
+    np.save(path, np.concatenate(parts))
+    return ids
+
+
 def build_dense_index(store: Store, index_dir: Path, progress: Progress | None = None, encoder: str | None = None,
                       query_encoder: str | None = None, ann_min: int = ANN_MIN) -> dict:
     """Embed every question and answer of ``store`` with ``encoder`` (default
@@ -109,10 +137,21 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     root = Path(index_dir) / DENSE_DIR
     root.mkdir(parents=True, exist_ok=True)
     model = load_encoder(name)
-    q_ids, q_texts, a_ids, a_texts, _ = post_passages(store)
-    np.save(root / "questions.npy", model.encode(q_texts, progress, "dense questions").astype(np.float16))
+    titles: dict[int, str] = {}
+
+    def question_passage(q) -> str:
+        titles[q.post_id] = q.title or ""
+        return passage(q.title, q.text)
+
+    # In batches, the same posts in the same order as post_passages: at full size the passages and
+    # float32 vectors of all 2.4M posts at once made this step's peak (6.8 GiB), which it must not
+    # be while it runs beside the formula step.
+    counts = store.counts()
+    q_ids = _embed_batches(model, store.iter_posts(1), question_passage, root / "questions.npy",
+                           progress, "dense questions", int(counts.get("questions", 0)))
     np.save(root / "question_ids.npy", np.asarray(q_ids, dtype=np.int64))
-    np.save(root / "answers.npy", model.encode(a_texts, progress, "dense answers").astype(np.float16))
+    a_ids = _embed_batches(model, store.iter_answers(), lambda a: passage(titles.get(a.thread_id), a.text),
+                           root / "answers.npy", progress, "dense answers", int(counts.get("answers", 0)))
     np.save(root / "answer_ids.npy", np.asarray(a_ids, dtype=np.int64))
     ann = {}
     for part in ("answers", "questions"):
