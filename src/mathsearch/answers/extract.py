@@ -18,11 +18,11 @@ orders the candidates by reciprocal-rank fusion of the ranking's order and the a
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..evaluation.tokenize import MathRegexTokenizer
 from ..text.analysis import formula_key, math_tokens, split_math, words
 from .passages import MAX_ANSWER_CHARS, Piece, condense, pieces
 
@@ -152,16 +152,16 @@ def choice_score(c: Candidate, w: ChoiceWeights, budget: int = MAX_ANSWER_CHARS)
     return s
 
 
-# Words, numbers, LaTeX control sequences and single symbols, lower-cased: the rule set of the
-# evaluation's math-aware regex tokenizer (evaluation.tokenize.MathRegexTokenizer).  Compared with
-# the index's analysis (stop words dropped, formulae as symbol pairs), it keeps the function words
-# and the layout symbols; on the sample only these tokens gave a consensus that held in both years.
-_AGREEMENT_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|[^\W\d_]+|\d+(?:\.\d+)?|\S")
+_TOKENIZER = MathRegexTokenizer()
 RRF_K = 60  # the usual constant of reciprocal-rank fusion (Cormack et al. 2009)
 
 
 def agreement_tokens(text: str) -> list[str]:
-    return [t.lower() for t in _AGREEMENT_TOKEN.findall(text)]
+    """Words, numbers, LaTeX control sequences and single symbols, lower-cased: the evaluation's
+    math-aware regex tokenizer.  Compared with the index's analysis (stop words dropped, formulae as
+    symbol pairs) it keeps the function words and the layout symbols; on the sample only these
+    tokens gave a consensus that held in both years."""
+    return _TOKENIZER.tokenize(text)
 
 
 def token_f1(a: Counter, b: Counter) -> float:
