@@ -14,9 +14,10 @@ is an error.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -40,20 +41,29 @@ def query_passage(title: str, question: str) -> str:
     return passage(title, question)
 
 
-def post_passages(store: Store) -> tuple[list[int], list[str], list[int], list[str], dict[int, int]]:
-    """What the dense index embeds: ``(question ids, their passages, answer ids, their passages
-    (with the question's title), answer id -> question id)``."""
+def iter_passages(store: Store) -> Iterator[tuple[int, int, str, int | None]]:
+    """What the dense index embeds, post by post: ``(post type, post id, passage, thread id)``,
+    every question (1) first, then every answer (2) with its question's title."""
     titles: dict[int, str] = {}
-    q_ids, q_texts = [], []
     for q in store.iter_posts(1):
         titles[q.post_id] = q.title or ""
-        q_ids.append(q.post_id)
-        q_texts.append(passage(q.title, q.text))
-    a_ids, a_texts, parent = [], [], {}
+        yield 1, q.post_id, passage(q.title, q.text), None
     for a in store.iter_answers():
-        a_ids.append(a.post_id)
-        a_texts.append(passage(titles.get(a.thread_id), a.text))
-        parent[a.post_id] = a.thread_id
+        yield 2, a.post_id, passage(titles.get(a.thread_id), a.text), a.thread_id
+
+
+def post_passages(store: Store) -> tuple[list[int], list[str], list[int], list[str], dict[int, int]]:
+    """:func:`iter_passages` as lists: ``(question ids, their passages, answer ids, their passages,
+    answer id -> question id)``."""
+    q_ids, q_texts, a_ids, a_texts, parent = [], [], [], [], {}
+    for kind, post_id, text, thread in iter_passages(store):
+        if kind == 1:
+            q_ids.append(post_id)
+            q_texts.append(text)
+        else:
+            a_ids.append(post_id)
+            a_texts.append(text)
+            parent[post_id] = thread
     return q_ids, q_texts, a_ids, a_texts, parent
 
 
@@ -95,9 +105,9 @@ def build_ann(vectors: np.ndarray, path: Path, nlist: int | None = None, seed: i
 EMBED_BATCH = 51_200  # posts embedded at a time (a multiple of every encoder's own batch, so the vectors do not change)
 
 
-def _embed_batches(model, posts, text_of: Callable, path: Path, progress: Progress | None, stage: str,
+def _embed_batches(model, passages: Iterable[tuple[int, str]], path: Path, progress: Progress | None, stage: str,
                    total: int) -> list[int]:
-    """Embed ``text_of(post)`` of every post, :data:`EMBED_BATCH` at a time, into ``path`` (float16,
+    """Embed the ``(post id, passage)`` pairs, :data:`EMBED_BATCH` at a time, into ``path`` (float16,
     one row per post); their ids, in order."""
     ids: list[int] = []
     parts: list[np.ndarray] = []
@@ -109,9 +119,9 @@ def _embed_batches(model, posts, text_of: Callable, path: Path, progress: Progre
         parts.append(model.encode(texts, within, stage).astype(np.float16))
         texts.clear()
 
-    for post in posts:
-        ids.append(post.post_id)
-        texts.append(text_of(post))
+    for post_id, text in passages:
+        ids.append(post_id)
+        texts.append(text)
         if len(texts) == EMBED_BATCH:
             flush()
     if texts or not parts:
@@ -137,22 +147,19 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     root = Path(index_dir) / DENSE_DIR
     root.mkdir(parents=True, exist_ok=True)
     model = load_encoder(name)
-    titles: dict[int, str] = {}
-
-    def question_passage(q) -> str:
-        titles[q.post_id] = q.title or ""
-        return passage(q.title, q.text)
-
-    # In batches, the same posts in the same order as post_passages: at full size the passages and
-    # float32 vectors of all 2.4M posts at once made this step's peak (6.8 GiB), which it must not
-    # be while it runs beside the formula step.
+    # In batches, from one pass over the store: at full size the passages and float32 vectors of all
+    # 2.4M posts at once made this step's peak (6.8 GiB).
     counts = store.counts()
-    q_ids = _embed_batches(model, store.iter_posts(1), question_passage, root / "questions.npy",
-                           progress, "dense questions", int(counts.get("questions", 0)))
-    np.save(root / "question_ids.npy", np.asarray(q_ids, dtype=np.int64))
-    a_ids = _embed_batches(model, store.iter_answers(), lambda a: passage(titles.get(a.thread_id), a.text),
-                           root / "answers.npy", progress, "dense answers", int(counts.get("answers", 0)))
-    np.save(root / "answer_ids.npy", np.asarray(a_ids, dtype=np.int64))
+    ids: dict[int, list[int]] = {}
+    for kind, group in itertools.groupby(iter_passages(store), key=lambda p: p[0]):
+        part = "questions" if kind == 1 else "answers"
+        ids[kind] = _embed_batches(model, ((post_id, text) for _, post_id, text, _ in group), root / f"{part}.npy",
+                                   progress, f"dense {part}", int(counts.get(part, 0)))
+    for kind, part, key in ((1, "questions", "question_ids"), (2, "answers", "answer_ids")):
+        if kind not in ids:  # no post of that kind: an empty block of vectors
+            ids[kind] = _embed_batches(model, (), root / f"{part}.npy", progress, f"dense {part}", 0)
+        np.save(root / f"{key}.npy", np.asarray(ids[kind], dtype=np.int64))
+    q_ids, a_ids = ids[1], ids[2]
     ann = {}
     for part in ("answers", "questions"):
         (root / f"{part}.ivf").unlink(missing_ok=True)
