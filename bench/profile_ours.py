@@ -20,6 +20,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from mathsearch.errors import InputError
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, SearchQuery, signals
 from mathsearch.systems.ours import combine, ours_config, packaged_config_for
@@ -66,11 +67,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", action="append", default=[], help="a TOML config (repeat); default: what ours runs on IDX")
     ap.add_argument("--topics", type=Path, default=TOPICS / "task1-2021.xml")
     args = ap.parse_args(argv)
-    ctx = SearchContext(args.index)
-    queries = [SearchQuery.from_topic(t) for t in read_topics(args.topics)]
-    configs = [(c, ours_config(c)) for c in args.config] or [
-        (packaged_config_for(args.index), ours_config("", packaged_config_for(args.index)))]
-    combine(ctx, queries[0], configs[0][1])  # open the indexes before timing
+    try:  # a wrong index, topic file or config: one line, exit 2, as the CLI says it
+        ctx = SearchContext(args.index)
+        queries = [SearchQuery.from_topic(t) for t in read_topics(args.topics)]
+        configs = [(c, ours_config(c)) for c in args.config] or [
+            (packaged_config_for(args.index), ours_config("", packaged_config_for(args.index)))]
+        if not queries:
+            raise InputError(f"{args.topics} holds no topics")
+        combine(ctx, queries[0], configs[0][1])  # open the indexes before timing
+    except InputError as exc:
+        print(f"profile_ours: {exc}", file=sys.stderr)
+        return 2
     rows = [(name, *profile(ctx, cfg, queries)) for name, cfg in configs]
     names = list(dict.fromkeys(k for _, per, _, _ in rows for k in per))
     print(f"{len(queries)} topics of {args.topics.name} on {args.index}; median CPU ms per signal")
