@@ -220,6 +220,7 @@ class FormulaIndex:
         docs = np.asarray(docs, dtype=np.int64)
         tuples = self._tuples(q, scoring)
         ov = np.zeros((len(FAMILIES), len(docs)))
+        docs_as_block = docs.astype(self.post_doc.dtype)
         for j in range(len(tuples.fam)):
             lo, hi = int(tuples.lo[j]), int(tuples.hi[j])
             if hi - lo < len(docs):  # short block: find its postings among the docs
@@ -229,7 +230,8 @@ class FormulaIndex:
                 rows, tf = at[hit], np.asarray(self.post_tf[lo:hi])[hit]
             else:  # long block: binary-search each doc in it
                 block = self.post_doc[lo:hi]
-                at = np.minimum(np.searchsorted(block, docs), hi - lo - 1)
+                # docs in the block's dtype: an int64 needle makes numpy copy the whole block to int64
+                at = np.minimum(np.searchsorted(block, docs_as_block), hi - lo - 1)
                 hit = np.asarray(block[at]) == docs
                 rows, tf = np.flatnonzero(hit), np.asarray(self.post_tf[lo + at[hit]])
             ov[int(tuples.fam[j]), rows] += np.minimum(tf.astype(np.float64), tuples.qtf[j]) * tuples.idf[j]
@@ -416,7 +418,7 @@ class FormulaIndex:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint16)
         block = self.post_doc[lo:hi]
         if len(docs) * 32 < hi - lo:  # few candidates, long block: binary-search each candidate
-            at = np.minimum(np.searchsorted(block, docs), hi - lo - 1)
+            at = np.minimum(np.searchsorted(block, docs.astype(block.dtype, copy=False)), hi - lo - 1)  # no block copy
             hit = np.asarray(block[at]) == docs
             return np.flatnonzero(hit), np.asarray(self.post_tf[lo + at[hit]])
         block = np.asarray(block)  # else one pass over the block against the candidates' marks
