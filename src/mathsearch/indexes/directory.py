@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -205,6 +206,7 @@ class IndexDirectory:
     def __init__(self, path: str | Path):
         self.index_dir = Path(path)
         self._open: dict[str, Any] = {}
+        self._opening = threading.RLock()
         self._shards: list[Path] | None | bool = False  # not read yet
 
     @property
@@ -235,6 +237,10 @@ class IndexDirectory:
                              f"(build with {how}).")
 
     def open(self, name: str) -> Any:
+        with self._opening:  # signals on several threads may ask for the same index first
+            return self._open_once(name)
+
+    def _open_once(self, name: str) -> Any:
         if name not in self._open:
             shards = self.shards
             if shards:  # one object over the shards, with the single index's interface

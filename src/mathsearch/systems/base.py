@@ -69,6 +69,8 @@ class SearchContext(IndexDirectory):
         self.pending_vectors: dict[str, Future] = {}  # query vectors being encoded on the worker
         self._worker: ThreadPoolExecutor | None = None
         self._worker_pid = 0
+        self._signals: ThreadPoolExecutor | None = None
+        self._signals_pid = 0
 
     def worker(self) -> ThreadPoolExecutor:
         """One thread that encodes query vectors while the caller computes lexical signals."""
@@ -77,6 +79,14 @@ class SearchContext(IndexDirectory):
             self._worker_pid = os.getpid()
             self.pending_vectors.clear()
         return self._worker
+
+    def signal_threads(self) -> ThreadPoolExecutor:
+        """The threads a fused system's signals run on side by side (one per core, at most 4)."""
+        if self._signals is None or self._signals_pid != os.getpid():
+            self._signals = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)),
+                                               thread_name_prefix="mathsearch-signal")
+            self._signals_pid = os.getpid()
+        return self._signals
 
 
 def needs_of(system: Any) -> tuple[str, ...]:

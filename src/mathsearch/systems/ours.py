@@ -11,7 +11,9 @@ per topic and summed with the signal's weight (CombSUM), or fused by reciprocal 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -110,30 +112,52 @@ SignalScores = Callable[[str, Signal, Callable[[], dict[int, float]], Mapping[st
 
 
 def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping[str, Any],
-            scores_of: SignalScores | None = None) -> dict[int, float]:
-    """All weighted signals of ``config`` fused into one ``{answer id: score}``."""
+            scores_of: SignalScores | None = None, threads: bool = True) -> dict[int, float]:
+    """All weighted signals of ``config`` fused into one ``{answer id: score}``.
+
+    The signals that read no other signal's scores run side by side on the context's signal
+    threads (tantivy, faiss and numpy release the GIL: at 1.4M answers the answer BM25 alone is
+    about half a query's CPU); a re-scoring signal waits for every signal before it, so the scores
+    are those of running them one by one in file order, which ``threads=False`` or a given
+    ``scores_of`` does (bench/tune_ours.py caches through it, bench/profile_ours.py times each
+    signal with it).
+    """
     config = _as_config(config)
     if "dense" in config.needs():
         signals.prefetch_query_vector(ctx, query)  # encoded on a worker while the lexical signals run
     questions: dict[int, float] | None = None
+    similar_lock = threading.Lock()
 
     def similar() -> dict[int, float]:
         nonlocal questions
-        if questions is None:
-            sig = config.similar
-            questions = signals.similar_questions(ctx, query, sig.fields, sig.limit, sig.max_terms)
+        with similar_lock:  # questions and linked share one search, whichever thread asks first
+            if questions is None:
+                sig = config.similar
+                questions = signals.similar_questions(ctx, query, sig.fields, sig.limit, sig.max_terms)
         return questions
 
     def asked(_name: str, sig: Signal, similar: Callable[[], dict[int, float]],
               earlier: Mapping[str, Mapping[int, float]]) -> dict[int, float]:
         return sig.scores(ctx, query, similar, earlier)
 
-    scores_of = scores_of or asked
     earlier: dict[str, Mapping[int, float]] = {}  # in file order: a re-scoring signal reads those before it
     seen = MappingProxyType(earlier)  # read-only; a signal runs before its own entry is added
-    for name, _, sig in config.signals:
-        if sig.weight > 0:
-            earlier[name] = scores_of(name, sig, similar, seen)
+    weighted = [(name, sig) for name, _, sig in config.signals if sig.weight > 0]
+    if scores_of is not None or not threads or len(weighted) < 2:
+        for name, sig in weighted:
+            earlier[name] = (scores_of or asked)(name, sig, similar, seen)
+    else:
+        pending: dict[str, Future] = {}
+        for name, sig in weighted:
+            if sig.reads_earlier():
+                for before, done in pending.items():  # file order, as the sequential loop
+                    earlier[before] = done.result()
+                pending.clear()
+                earlier[name] = asked(name, sig, similar, seen)
+            else:
+                pending[name] = ctx.signal_threads().submit(asked, name, sig, similar, seen)
+        for before, done in pending.items():
+            earlier[before] = done.result()
     parts = [(sig.weight, earlier[name]) for name, _, sig in config.signals if earlier.get(name)]
     weights, found_all = [w for w, _ in parts], [f for _, f in parts]
     if config.fusion.method == "rrf":
@@ -186,6 +210,7 @@ class Ours:
     DESCRIPTION = "fused BM25 (answer + thread), similar questions, duplicate links, math tokens, dense similarity"
     config: str = ""  # a TOML file; empty: the packaged config for the index (packaged_config_for)
     dense: bool = True
+    threads: bool = True  # run the independent signals side by side (same scores; False: one by one)
 
     def config_for(self, index_dir: str | Path) -> OursConfig:
         """What this ``ours`` runs on ``index_dir``."""
@@ -203,7 +228,7 @@ class Ours:
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking:
         cfg = self.config_for(ctx.index_dir)
-        return Ranking(ranking.top(combine(ctx, query, cfg), min(limit, cfg.depth)))
+        return Ranking(ranking.top(combine(ctx, query, cfg, threads=self.threads), min(limit, cfg.depth)))
 
 
 def default_spec(index_dir: str | Path) -> str:

@@ -91,13 +91,16 @@ def query_vector(ctx: SearchContext, query: SearchQuery):
     # (tuning runs the same topics many times); bounded so a long-lived server does not grow.
     cache = ctx.query_vectors
     key = query_passage(query.title, query.question)
-    if key not in cache:
-        pending = ctx.pending_vectors.pop(key, None)
+    vector = cache.get(key)
+    if vector is None:
+        # both dense signals may ask at once (on the signal threads): each waits for the one encoding
+        pending = ctx.pending_vectors.get(key)
         vector = pending.result() if pending is not None else ctx.dense.encode(key)
         if len(cache) >= 10_000:
             cache.clear()
         cache[key] = vector
-    return cache[key]
+        ctx.pending_vectors.pop(key, None)
+    return vector
 
 
 def dense_answers(ctx: SearchContext, query: SearchQuery, limit: int) -> dict[int, float]:
@@ -127,6 +130,10 @@ class Signal:
         """``{answer id: score}``; ``earlier``: the scores of the signals computed before this one
         (by name), for a signal that re-scores their candidates."""
         raise NotImplementedError
+
+    def reads_earlier(self) -> bool:
+        """Whether :meth:`scores` reads ``earlier`` (then it runs after every signal before it)."""
+        return False
 
 
 @dataclass(frozen=True)
@@ -219,6 +226,9 @@ class FormulaSignal(Signal):
     scoring: Scoring | None = None
     rerank: int = 0
     candidates: tuple[str, ...] = ("answer", "dense")
+
+    def reads_earlier(self) -> bool:
+        return self.rerank > 0
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:

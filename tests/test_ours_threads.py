@@ -1,0 +1,82 @@
+"""``ours`` runs its independent signals side by side: the fused scores are those of running them
+one by one in file order, and a re-scoring signal still sees every signal before it."""
+
+from __future__ import annotations
+
+import threading
+
+from conftest import TOPICS
+from test_search_dense import dense_tiny  # noqa: F401  (the module fixture: a tiny index with vectors)
+
+from mathsearch.readers.topics import read_topics
+from mathsearch.systems import SearchContext, SearchQuery, make_system, signals
+from mathsearch.systems.ours import combine, ours_config
+
+
+def one_by_one(ctx, query, config):
+    """``combine`` through a ``scores_of`` hook: the sequential path, in file order."""
+    order: list[str] = []
+
+    def asked(name, sig, similar, earlier):
+        order.append(name)
+        return sig.scores(ctx, query, similar, earlier)
+
+    return combine(ctx, query, config, asked), order
+
+
+def test_side_by_side_equals_one_by_one_on_the_sample(sample_index):
+    ctx = SearchContext(sample_index)
+    config = ours_config("", "ours_static.toml").without_dense()  # answer, questions, linked, formula re-scoring
+    assert any(sig.reads_earlier() for _, _, sig in config.signals)
+    queries = [SearchQuery.from_topic(t) for t in read_topics(TOPICS / "task1-2021.xml")][:12]
+    for query in queries:
+        fused = combine(ctx, query, config)
+        expected, order = one_by_one(ctx, query, config)
+        assert fused == expected, query.query_id
+        assert order == [name for name, _, sig in config.signals if sig.weight > 0]
+    assert any(t.name.startswith("mathsearch-signal") for t in threading.enumerate())
+    # the system's switch: ours:threads=False runs them one by one, with the same ranking
+    for query in queries[:3]:
+        side_by_side = make_system("ours").search(ctx, query, 1000)
+        assert side_by_side and side_by_side == make_system("ours:threads=False").search(ctx, query, 1000)
+
+
+def test_re_scoring_signal_waits_for_every_signal_before_it(dense_tiny, tmp_path):  # noqa: F811
+    ctx = SearchContext(dense_tiny)
+    query = SearchQuery.from_text("Do the prime numbers go on forever? $p_n$")
+    config = tmp_path / "all.toml"
+    config.write_text(
+        '[signals.answer]\nweight = 1.0\nfields = { "words->body" = 1.0, "words->question" = 0.5 }\n'
+        '[signals.questions]\nweight = 0.5\nfields = { "words->question" = 1.0 }\n'
+        '[signals.linked]\nweight = 0.5\n'
+        '[signals.dense]\nkind = "dense"\nweight = 1.0\nlimit = 5\n'
+        '[signals.dense_questions]\nkind = "dense_questions"\nweight = 1.0\nlimit = 5\n'
+        '[signals.formula]\nkind = "formula"\nweight = 0.5\nrerank = 5\ncandidates = ["answer", "dense"]\n')
+    cfg = ours_config(str(config))
+    threads: dict[str, str] = {}
+    seen_by_formula: list[str] = []
+    real_of = {cls: cls.scores for cls in set(signals.SIGNAL_KINDS.values())}
+
+    def spying(cls):
+        def scores(self, ctx, query, similar, earlier=signals._NO_SCORES):
+            name = type(self).__name__
+            threads[name] = threading.current_thread().name
+            if isinstance(self, signals.FormulaSignal):
+                seen_by_formula.extend(earlier)
+            return real_of[cls](self, ctx, query, similar, earlier)
+        return scores
+
+    try:
+        for cls in real_of:
+            cls.scores = spying(cls)
+        fused = combine(ctx, query, cfg)
+    finally:
+        for cls, fn in real_of.items():
+            cls.scores = fn
+    expected, _ = one_by_one(ctx, query, cfg)
+    assert fused and fused == expected
+    # the re-scoring signal ran on the caller's thread, after all five before it had finished
+    assert seen_by_formula == ["answer", "questions", "linked", "dense", "dense_questions"]
+    assert threads["FormulaSignal"] == threading.current_thread().name
+    assert all(threads[n].startswith("mathsearch-signal") for n in ("Bm25Signal", "DenseSignal", "LinkedSignal"))
+    assert not ctx.pending_vectors and len(ctx.query_vectors) == 1  # the two dense signals shared one encoding
