@@ -1,4 +1,5 @@
-"""Task 3: the chosen answer condensed to what the other top answers also say (consensus only):
+"""Task 3: the chosen answer condensed to what the other top answers also say (``condense`` > 0
+with the consensus choice; off by default):
 the opening kept, a digression dropped, whole pieces in the post's order, the budget held, and
 nothing changed without peers."""
 
@@ -88,7 +89,7 @@ def test_consensus_choice_gives_peers_that_fit_and_leaves_the_chosen_answer_out(
     texts = [PEERS[0], long_text, PEERS[1], PEERS[2], "Apples grow on trees.", "The derivative is $2x$.",
              "Power rule: $2x$."]
     cands = [_cand(i + 1, i, t) for i, t in enumerate(texts)]
-    w = ChoiceWeights(k=4, rank=0, words=0, too_long=0, consensus=7, consensus_k=3)
+    w = ChoiceWeights(k=4, rank=0, words=0, too_long=0, consensus=7, consensus_k=3, condense=CONDENSE_PEERS)
     order = choose(cands, w)
     for c in order[:3]:
         assert 0 < len(c.peers) <= CONDENSE_PEERS and c.text not in c.peers and long_text not in c.peers
@@ -96,3 +97,6 @@ def test_consensus_choice_gives_peers_that_fit_and_leaves_the_chosen_answer_out(
         assert list(c.peers) == others[:CONDENSE_PEERS]  # the ranking's order
     assert all(not c.peers for c in order[3:])
     assert all(not c.peers for c in choose(cands, dataclasses.replace(w, consensus=0)))
+    # off unless asked: the consensus choice alone leaves answers that fit whole
+    assert [c.post_id for c in choose(cands, dataclasses.replace(w, condense=0))] == [c.post_id for c in order]
+    assert all(not c.peers for c in choose(cands, dataclasses.replace(w, condense=0)))

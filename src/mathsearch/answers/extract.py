@@ -14,8 +14,11 @@ candidates is compared with the other answers among the ranking's top ``consensu
 over math-aware tokens, the j-th weighted by 1 / (1 + j); with ``consensus`` set, :func:`choose`
 orders the candidates by reciprocal-rank fusion of the ranking's order and the agreement's order.
 
-Condensation by agreement (:func:`agreeing_pieces`): with the consensus choice, the chosen answer
-is cut to what the other top answers also say, whether or not it fits the budget.  Its opening
+Condensation by agreement (:func:`agreeing_pieces`, ``condense`` > 0, off by default): with the
+consensus choice, the chosen answer is cut to what the other top answers also say, whether or not
+it fits the budget.  It raises LO (README, Task 3) but can drop what the kept text needs (a
+definition, the setting of a proof) or stop after a one-sentence opening, so ``extract`` keeps
+answers that fit whole unless asked.  Its opening
 piece is kept; then, one at a time, the piece (sentence, displayed equation, list item or code
 block, kept whole; a piece ending with ":" together with the piece it announces) that most raises
 the answer's token F1 with its ``CONDENSE_PEERS`` peers (the other answers of the ranking's top
@@ -110,6 +113,7 @@ class ChoiceWeights:
     dense: float = 0.0  # cosine similarity to the question, where the index has vectors
     consensus: int = 0  # > 0: fuse the ranking's order with agreement among its top `consensus` answers
     consensus_k: int = 4  # candidates when `consensus` is set: the ranking's top consensus_k
+    condense: int = 0  # > 0 (with `consensus`): cut the chosen answer to what this many peers also say
 
 
 @dataclass(frozen=True)
@@ -165,8 +169,8 @@ def choice_score(c: Candidate, w: ChoiceWeights, budget: int = MAX_ANSWER_CHARS)
 
 _TOKENIZER = MathRegexTokenizer()
 RRF_K = 60  # the usual constant of reciprocal-rank fusion (Cormack et al. 2009)
-# Peers of the condensation: chosen on 2020 alone (2, 3, 4, 5, 6, 9 peers: LO 0.473-0.482, best at 4),
-# 2021 measured out of sample (README, Task 3).
+# Peers of the condensation when asked (extract:condense=4): chosen on 2020 alone (2, 3, 4, 5, 6, 9
+# peers: LO 0.473-0.482, best at 4), 2021 measured out of sample (README, Task 3).
 CONDENSE_PEERS = 4
 
 
@@ -215,7 +219,9 @@ def choose(cands: Sequence[Candidate], w: ChoiceWeights, budget: int = MAX_ANSWE
     place = {i: r for r, i in enumerate(by_agreement)}
     fused = sorted(range(k), key=lambda i: (-(1 / (RRF_K + i) + 1 / (RRF_K + place[i])), i))
     rest = sorted(cands[k:], key=lambda c: (-choice_score(c, w, budget), c.rank))
-    return [with_peers(cands[i], cands[: w.consensus]) for i in fused] + rest
+    if not w.condense:
+        return [cands[i] for i in fused] + rest
+    return [with_peers(cands[i], cands[: w.consensus], w.condense) for i in fused] + rest
 
 
 def with_peers(c: Candidate, top: Sequence[Candidate], n: int = CONDENSE_PEERS) -> Candidate:

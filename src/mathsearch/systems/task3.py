@@ -15,6 +15,8 @@ separates ours; empty: ``ours`` as the index allows, see :func:`~.ours.default_s
   2020 and 2021 with ``ours``; the formula, dense, votes and accepted weights came out 0 on the
   sample, which has no votes nor accepted flags); when longer than the budget, its most useful
   sentences, displayed equations, items and code blocks (:mod:`mathsearch.answers.extract`);
+  ``extract:condense=4`` also cuts an answer that fits to the pieces its top peers agree with
+  (higher LO, but an answer can lose a definition it uses: off by default);
 * ``generate``: retrieval-augmented generation through an OpenAI-compatible endpoint (URL and
   model as parameters or from the environment; the key only from the environment, so that it
   never lands in a run tag); when the endpoint fails or answers nothing, the ``extract`` answer,
@@ -183,6 +185,7 @@ class Extract:
     dense: float = _x("dense")  # used where the index has vectors
     consensus: int = _x("consensus")  # answers compared for agreement (0: off); used on dense rankings only
     consensus_k: int = _x("consensus_k")  # candidates when the agreement is used
+    condense: int = _x("condense")  # > 0: cut even answers that fit to what this many peers say (off)
     prefix: bool = _x("prefix")  # keep the longest opening that fits rather than the most useful pieces
     piece_formula: float = _x("piece_formula")
     piece_exact: float = _x("piece_exact")
@@ -197,7 +200,7 @@ class Extract:
     def choice(self) -> ChoiceWeights:
         return ChoiceWeights(self.k, self.retrieval, self.rank, self.formula, self.exact, self.words,
                              self.too_long, self.votes, self.accepted, self.dense, self.consensus,
-                             self.consensus_k)
+                             self.consensus_k, self.condense)
 
     def choice_on(self, ctx: SearchContext) -> ChoiceWeights:
         """The choice weights on ``ctx``: agreement only where the base ranking is dense (on the
