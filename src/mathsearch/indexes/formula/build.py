@@ -38,7 +38,7 @@ def _analyze_chunk(latexes: list[str]) -> tuple:
     n_nodes = np.zeros(n, dtype=np.int32)
     vkeys = np.zeros(n, dtype=np.uint64)
     lens = {f: np.zeros(n, dtype=np.int32) for f in FAMILIES}
-    hs: dict[str, list[int]] = {f: [] for f in FAMILIES}
+    toks: dict[str, list[str]] = {f: [] for f in FAMILIES}
     tf: dict[str, list[int]] = {f: [] for f in FAMILIES}
     for i, latex in enumerate(latexes):
         a = analyzer.analyze(latex)  # type: ignore[attr-defined]
@@ -46,9 +46,10 @@ def _analyze_chunk(latexes: list[str]) -> tuple:
         vkeys[i] = vkey_int(a.visual_key)
         for fam, bag in family_tokens(a).items():
             lens[fam][i] = len(bag)
-            hs[fam].extend(hasher(fam + t) for t in bag)
-            tf[fam].extend(min(c, 65535) for c in bag.values())
-    fams = [(lens[f], np.array(hs[f], dtype=np.uint64), np.array(tf[f], dtype=np.uint16)) for f in FAMILIES]
+            toks[fam].extend(bag)  # whole lists, hashed once per chunk: a call per token cost ~5% of the step
+            tf[fam].extend(bag.values())
+    fams = [(lens[f], hasher.many(f, toks[f]), np.minimum(np.array(tf[f], dtype=np.int64), 65535).astype(np.uint16))
+            for f in FAMILIES]
     return n_nodes, vkeys, fams
 
 
