@@ -100,3 +100,4 @@ def test_consensus_choice_gives_peers_that_fit_and_leaves_the_chosen_answer_out(
     # off unless asked: the consensus choice alone leaves answers that fit whole
     assert [c.post_id for c in choose(cands, dataclasses.replace(w, condense=0))] == [c.post_id for c in order]
     assert all(not c.peers for c in choose(cands, dataclasses.replace(w, condense=0)))
+    assert all(not c.peers for c in choose(cands, dataclasses.replace(w, condense=-2)))  # negative: off too

@@ -18,10 +18,10 @@ Condensation by agreement (:func:`agreeing_pieces`, ``condense`` > 0, off by def
 consensus choice, the chosen answer is cut to what the other top answers also say, whether or not
 it fits the budget.  It raises LO (README, Task 3) but can drop what the kept text needs (a
 definition, the setting of a proof) or stop after a one-sentence opening, so ``extract`` keeps
-answers that fit whole unless asked.  Its opening
-piece is kept; then, one at a time, the piece (sentence, displayed equation, list item or code
-block, kept whole; a piece ending with ":" together with the piece it announces) that most raises
-the answer's token F1 with its ``CONDENSE_PEERS`` peers (the other answers of the ranking's top
+answers that fit whole unless asked.  Its opening piece is kept; then, one at a time, the piece
+(sentence, displayed equation, list item or code block, kept whole; a piece ending with ":"
+together with the piece it announces) that most raises the answer's token F1 with its
+``condense`` peers (the other answers of the ranking's top
 ``consensus`` that fit in 1,200 characters, the j-th weighted 1 / (1 + j)), while the F1 rises and
 the text fits; the pieces stay in the post's order.  A digression, a remark on a comment or a step
 the others do without goes; what they share stays.
@@ -219,7 +219,7 @@ def choose(cands: Sequence[Candidate], w: ChoiceWeights, budget: int = MAX_ANSWE
     place = {i: r for r, i in enumerate(by_agreement)}
     fused = sorted(range(k), key=lambda i: (-(1 / (RRF_K + i) + 1 / (RRF_K + place[i])), i))
     rest = sorted(cands[k:], key=lambda c: (-choice_score(c, w, budget), c.rank))
-    if not w.condense:
+    if w.condense <= 0:  # off (a negative count would slice peers from the wrong end)
         return [cands[i] for i in fused] + rest
     return [with_peers(cands[i], cands[: w.consensus], w.condense) for i in fused] + rest
 
