@@ -67,26 +67,24 @@ class SearchContext(IndexDirectory):
         super().__init__(index_dir)
         self.query_vectors: dict[str, Any] = {}
         self.pending_vectors: dict[str, Future] = {}  # query vectors being encoded on the worker
-        self._worker: ThreadPoolExecutor | None = None
-        self._worker_pid = 0
-        self._signals: ThreadPoolExecutor | None = None
-        self._signals_pid = 0
+        self._pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}  # name -> (pid that made it, pool)
+
+    def _pool(self, name: str, threads: int) -> ThreadPoolExecutor:
+        """The context's ``name`` thread pool, made again in a forked child (which has no such threads)."""
+        made = self._pools.get(name)
+        if made is None or made[0] != os.getpid():
+            made = self._pools[name] = (os.getpid(), ThreadPoolExecutor(threads, thread_name_prefix=f"mathsearch-{name}"))
+            if name == "query-encoder":
+                self.pending_vectors.clear()  # a parent's pending encodings are not this process's
+        return made[1]
 
     def worker(self) -> ThreadPoolExecutor:
         """One thread that encodes query vectors while the caller computes lexical signals."""
-        if self._worker is None or self._worker_pid != os.getpid():  # a forked child has no such thread
-            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mathsearch-query-encoder")
-            self._worker_pid = os.getpid()
-            self.pending_vectors.clear()
-        return self._worker
+        return self._pool("query-encoder", 1)
 
     def signal_threads(self) -> ThreadPoolExecutor:
-        """The threads a fused system's signals run on side by side (one per core, at most 4)."""
-        if self._signals is None or self._signals_pid != os.getpid():
-            self._signals = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)),
-                                               thread_name_prefix="mathsearch-signal")
-            self._signals_pid = os.getpid()
-        return self._signals
+        """The threads a fused system's signals run on side by side (one per core, from 2 to 4)."""
+        return self._pool("signal", max(2, min(4, os.cpu_count() or 2)))
 
 
 def needs_of(system: Any) -> tuple[str, ...]:
