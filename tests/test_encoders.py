@@ -222,3 +222,12 @@ def test_vectors_made_in_batches_are_those_of_one_call(tiny, monkeypatch):
     assert np.array_equal(np.load(index / "dense" / "answers.npy"), encoder.encode(a_texts).astype(np.float16))
     assert np.array_equal(np.load(index / "dense" / "questions.npy"), encoder.encode(q_texts).astype(np.float16))
     assert ("dense answers", len(a_ids), len(a_ids)) in seen and len(seen) >= len(a_ids) // 2
+
+
+def test_the_default_training_start_can_distil_minilm():
+    """``train-encoder`` starts from MiniLM distilled by model2vec (``base = "static-minilm"``); the
+    tests above start from a random table, so the distiller's own imports are checked here: a
+    fresh install once lacked one (skeletoken) and the packaged command stopped at its first step."""
+    from model2vec.distill import distill
+
+    assert TrainConfig().base == "static-minilm" and callable(distill)
