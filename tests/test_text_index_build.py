@@ -10,7 +10,6 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import numpy as np
 import pytest
 import tantivy
 from conftest import COLLECTION, TOPICS
@@ -22,10 +21,8 @@ from mathsearch.indexes.text_index import (
     TextIndex,
     _analysed,
     _jobs,
-    answer_docs,
     build_text_indexes,
     query_terms,
-    sample_vocabulary,
     select_terms,
 )
 from mathsearch.readers.dollar_math import find_math
@@ -76,18 +73,10 @@ def _reference_docs(store: Store) -> list:
 
 def test_documents_same_for_any_workers_and_batched_reads(pruned_store):
     with Store.open(pruned_store) as store:
-        vocab, _ = sample_vocabulary(store)
-        one_jobs = list(_analysed(store, _jobs(store), 1, vocab))
-        two_jobs = list(_analysed(store, _jobs(store), 2, vocab))
+        one = [item for batch in _analysed(store, _jobs(store), 1) for item in batch]
+        two = [item for batch in _analysed(store, _jobs(store), 2) for item in batch]
         reference = _reference_docs(store)
-    one = [item for batch, _ in one_jobs for item in batch]
-    two = [item for batch, _ in two_jobs for item in batch]
     assert one == two == reference
-    # the frequent terms' rows too, one per answer document in the order the index is fed
-    for (batch, block_one), (_, block_two) in zip(one_jobs, two_jobs, strict=True):
-        assert [d[0] for d in answer_docs(batch)] == list(block_one.ids)
-        for name in ("ids", "lengths", "counts", "cols", "tfs"):
-            assert np.array_equal(getattr(block_one, name), getattr(block_two, name))
     threads = [item for item in one if len(item) == 2]
     orphans = [item for item in one if len(item) == 3]
     assert len(threads) > 2000 and len(orphans) > 100  # both kinds of job ran

@@ -597,8 +597,7 @@ class ShardedTextIndex:
                 found.update({int(d): float(s) for (s, _), d in zip(hits, ids, strict=True)})
         return dict(ranked_items(found)[:limit])
 
-    def search_answers(self, bags, clauses, limit: int = 1000, max_terms: int = 0, rare_first: int = 0) -> dict[int, float]:
-        # rare_first is a single index's shortcut (its frequent-terms index); shards run every term
+    def search_answers(self, bags, clauses, limit: int = 1000, max_terms: int = 0) -> dict[int, float]:
         return self._search("answers", bags, clauses, limit, max_terms)
 
     def search_questions(self, bags, clauses, limit: int = 100, max_terms: int = 0) -> dict[int, float]:

@@ -25,16 +25,6 @@ from ..parallel import batched, ordered_map
 from ..store import Store
 from ..text.analysis import LATEX_WORDS_SOURCE
 from .documents import ANSWER_FIELDS, QUESTION_FIELDS, QueryBags, QuestionBags, answer_fields, field_texts
-from .frequent_terms import (
-    FREQUENT_DIR,
-    MIN_SHARE,
-    SAMPLE_JOBS,
-    FrequentTerms,
-    FrequentTermsWriter,
-    Vocabulary,
-    block_of,
-    choose_terms,
-)
 
 TEXT_DIR = "text"
 MANIFEST = "manifest.json"
@@ -104,40 +94,23 @@ def orphan_docs(store: Store, answer_ids: list[int]) -> list[Doc]:
 
 _JOBS: dict[str, Callable[[Store, list[int]], list]] = {"threads": thread_docs, "orphans": orphan_docs}
 _worker_store: Store | None = None  # each worker process reads through its own connection
-_worker_vocab: Vocabulary | None = None  # the frequent terms, chosen before the workers start
 
 
-def _open_worker_store(index_dir: str, vocab: Vocabulary | None = None) -> None:
-    global _worker_store, _worker_vocab
+def _open_worker_store(index_dir: str) -> None:
+    global _worker_store
     _worker_store = Store.open(index_dir)
-    _worker_vocab = vocab
 
 
-def answer_docs(items: list) -> Iterator[Doc]:
-    """The answer documents of a job's results, in the order the index is fed."""
-    for item in items:
-        if len(item) == 2:  # a thread: (question document, answer documents)
-            yield from item[1]
-        else:  # an answer without its question
-            yield item
-
-
-def _with_block(items: list, vocab: Vocabulary | None):
-    """A job's results with the frequent terms' rows of its answers (analysis done, split once more)."""
-    block = None if vocab is None else block_of(((d[0], d[2]) for d in answer_docs(items)), vocab)
-    return items, block
-
-
-def _run_job(job: Job):
+def _run_job(job: Job) -> list:
     if _worker_store is None:
         raise RuntimeError("a text analysis worker runs without its store (no initializer)")
-    return _with_block(_JOBS[job[0]](_worker_store, job[1]), _worker_vocab)
+    return _JOBS[job[0]](_worker_store, job[1])
 
 
-def _analysed(store: Store, jobs: Iterable[Job], workers: int, vocab: Vocabulary | None) -> Iterator[tuple]:
+def _analysed(store: Store, jobs: Iterable[Job], workers: int) -> Iterator[list]:
     """The results of ``jobs`` in order, analysed by ``workers`` forked processes (or here)."""
-    return ordered_map(_run_job, jobs, workers, initializer=_open_worker_store, initargs=(str(store.index_dir), vocab),
-                       here=lambda job: _with_block(_JOBS[job[0]](store, job[1]), vocab))
+    return ordered_map(_run_job, jobs, workers, initializer=_open_worker_store, initargs=(str(store.index_dir),),
+                       here=lambda job: _JOBS[job[0]](store, job[1]))
 
 
 def _jobs(store: Store) -> Iterator[Job]:
@@ -150,27 +123,17 @@ def _jobs(store: Store) -> Iterator[Job]:
         yield ("orphans", ids)
 
 
-def sample_vocabulary(store: Store, min_share: float = MIN_SHARE) -> tuple[Vocabulary, int]:
-    """The frequent terms, chosen from the answers of the first :data:`SAMPLE_JOBS` jobs (analysed
-    here, before the workers fork); with the number of answers they were chosen from."""
-    docs = [d[2] for job in itertools.islice(_jobs(store), SAMPLE_JOBS) for d in answer_docs(_JOBS[job[0]](store, job[1]))]
-    return choose_terms(docs, min_share), len(docs)
-
-
 def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
 def build_text_indexes(
-    store: Store, index_dir: Path, progress: Progress | None = None, heap: int = 256_000_000, workers: int | None = None,
-    frequent_share: float | None = MIN_SHARE,
+    store: Store, index_dir: Path, progress: Progress | None = None, heap: int = 256_000_000, workers: int | None = None
 ) -> dict:
     """Write ``index_dir/text`` from the store; return the counts for ``mathsearch index --json``.
 
     ``workers`` processes analyse the posts (default: up to 2 on a multi-core machine), this one
-    feeds tantivy; the documents and their order are the same for any number of workers.  Beside
-    the answer index, the frequent terms of each answer (:mod:`.frequent_terms`, terms held by at
-    least ``frequent_share`` of the first answers; ``None``: not written).
+    feeds tantivy; the documents and their order are the same for any number of workers.
     """
     workers = default_workers() if workers is None else workers
     root = Path(index_dir) / TEXT_DIR
@@ -178,15 +141,13 @@ def build_text_indexes(
     (root / "questions").mkdir(parents=True, exist_ok=True)
     total = int(store.counts().get("answers", 0) or 0)
     n_answers = n_questions = n_orphans = 0
-    vocab, sampled = sample_vocabulary(store, frequent_share) if frequent_share is not None else (None, 0)
-    frequent = None if vocab is None else FrequentTermsWriter(root / FREQUENT_DIR, vocab, sampled, frequent_share)
-    with contextlib.closing(_analysed(store, _jobs(store), workers, vocab)) as results:  # closing stops the workers
+    with contextlib.closing(_analysed(store, _jobs(store), workers)) as results:  # closing stops the workers
         first = next(results, None)  # the workers fork before tantivy starts its threads
         answers = tantivy.Index(_schema(ANSWER_FIELDS, parent=True), path=str(root / "answers"))
         questions = tantivy.Index(_schema(QUESTION_FIELDS, parent=False), path=str(root / "questions"))
         a_writer = answers.writer(heap_size=heap, num_threads=1)
         q_writer = questions.writer(heap_size=max(heap // 4, 16_000_000), num_threads=1)
-        for batch, block in itertools.chain([] if first is None else [first], results):
+        for batch in itertools.chain([] if first is None else [first], results):
             for item in batch:
                 if len(item) == 2:  # a thread: (question document, answer documents)
                     question, docs = item
@@ -198,8 +159,6 @@ def build_text_indexes(
                 for doc in docs:
                     a_writer.add_document(_doc(doc))
                 n_answers += len(docs)
-            if frequent is not None:
-                frequent.add(block)
             if progress:
                 progress("text index", n_answers, max(total, n_answers))
     for w in (a_writer, q_writer):
@@ -208,8 +167,6 @@ def build_text_indexes(
     if progress:
         progress("text index", n_answers, max(total, n_answers))
     out = {"text_answers": n_answers, "text_questions": n_questions, "text_answers_without_question": n_orphans}
-    if frequent is not None:
-        out.update(frequent.close())
     (root / MANIFEST).write_text(json.dumps({"analysis_version": ANALYSIS_VERSION, "latex_words": LATEX_WORDS_SOURCE, **out}))
     return out
 
@@ -285,7 +242,6 @@ class TextIndex:
         self.questions = tantivy.Index.open(str(root / "questions"))
         self._a_searcher = self.answers.searcher()
         self._q_searcher = self.questions.searcher()
-        self.frequent = FrequentTerms.open(root)  # None in an index built before it existed
 
     @classmethod
     def open(cls, index_dir: str | Path) -> TextIndex:
@@ -301,7 +257,12 @@ class TextIndex:
             return None
         return tantivy.Query.boolean_query(subs)
 
-    def _hits(self, searcher, schema, terms, limit: int, key: str) -> dict[int, float]:
+    def _search(self, searcher, schema, bags: QueryBags, clauses, limit, key: str, max_terms: int) -> dict[int, float]:
+        if limit <= 0:
+            return {}
+        terms = query_terms(bags, clauses)
+        if max_terms > 0:
+            terms = select_terms(terms, searcher.doc_freq, searcher.num_docs, max_terms)
         query = self._query(schema, terms)
         if query is None:
             return {}
@@ -311,44 +272,10 @@ class TextIndex:
         ids = searcher.fast_field_values(key, [addr for _, addr in hits])
         return {int(i): float(s) for (s, _), i in zip(hits, ids, strict=True)}
 
-    def _search(self, searcher, schema, bags: QueryBags, clauses, limit, key: str, max_terms: int) -> dict[int, float]:
-        if limit <= 0:
-            return {}
-        terms = query_terms(bags, clauses)
-        if max_terms > 0:
-            terms = select_terms(terms, searcher.doc_freq, searcher.num_docs, max_terms)
-        return self._hits(searcher, schema, terms, limit, key)
-
     def search_answers(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 1000,
-                       max_terms: int = 0, rare_first: int = 0) -> dict[int, float]:
-        """``{answer id: BM25 score}`` of the best ``limit`` answers (``max_terms``: :func:`select_terms`).
-
-        ``rare_first`` > 0 (and an index with :mod:`.frequent_terms`): the terms that index holds
-        are scored for the best ``rare_first`` answers of the other terms only, from that index;
-        every score returned is exact, but an answer outside those candidates is missed.  When the
-        other terms match fewer than ``rare_first`` answers, one query of every term is run instead.
-        """
-        searcher, schema = self._a_searcher, self.answers.schema
-        if limit <= 0:
-            return {}
-        terms = query_terms(bags, clauses)
-        if max_terms > 0:
-            terms = select_terms(terms, searcher.doc_freq, searcher.num_docs, max_terms)
-        frequent = self.frequent
-        if rare_first <= 0 or frequent is None:
-            return self._hits(searcher, schema, terms, limit, "id")
-        common = [t for t in terms if frequent.holds(t[0], t[1])]
-        rare = [t for t in terms if not frequent.holds(t[0], t[1])]
-        if not common or not rare:
-            return self._hits(searcher, schema, terms, limit, "id")
-        found = self._hits(searcher, schema, rare, max(rare_first, limit), "id")
-        if len(found) < max(rare_first, limit):  # every answer of a rare term is here, not those of frequent ones only
-            return self._hits(searcher, schema, terms, limit, "id")
-        ids = np.fromiter(found, dtype=np.int64, count=len(found))
-        scores = np.fromiter(found.values(), dtype=np.float64, count=len(found))
-        scores += frequent.scores(ids, common, searcher.doc_freq, searcher.num_docs)
-        best = np.lexsort((ids, -scores))[:limit]  # score, then id: a stable order for ties
-        return {int(ids[i]): float(scores[i]) for i in best}
+                       max_terms: int = 0) -> dict[int, float]:
+        """``{answer id: BM25 score}`` of the best ``limit`` answers (``max_terms``: :func:`select_terms`)."""
+        return self._search(self._a_searcher, self.answers.schema, bags, clauses, limit, "id", max_terms)
 
     def search_questions(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 100,
                          max_terms: int = 0) -> dict[int, float]:

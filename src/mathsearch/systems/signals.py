@@ -40,8 +40,8 @@ def clauses_from(weights: Mapping[str, float]) -> list[Clause]:
 
 
 def fielded_bm25(ctx: SearchContext, query: SearchQuery, weights: Mapping[str, float], limit: int,
-                 max_terms: int = 0, rare_first: int = 0) -> dict[int, float]:
-    return ctx.text.search_answers(query.bags, clauses_from(weights), limit, max_terms, rare_first)
+                 max_terms: int = 0) -> dict[int, float]:
+    return ctx.text.search_answers(query.bags, clauses_from(weights), limit, max_terms)
 
 
 def similar_questions(ctx: SearchContext, query: SearchQuery, weights: Mapping[str, float], limit: int,
@@ -139,20 +139,17 @@ class Signal:
 @dataclass(frozen=True)
 class Bm25Signal(Signal):
     """BM25 over weighted ``"query part->answer field"`` pairs of the answer index; ``max_terms`` > 0
-    keeps only that many of the query's terms, those that can add most (boost x idf); ``rare_first``
-    > 0 scores the frequent terms for the best ``rare_first`` answers of the others only
-    (:meth:`mathsearch.indexes.text_index.TextIndex.search_answers`)."""
+    keeps only that many of the query's terms, those that can add most (boost x idf)."""
 
     KINDS = ("bm25", "answer", "math")
     NEEDS = ("text",)
     limit: int = 1000
     max_terms: int = 0
-    rare_first: int = 0
     fields: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
-        return fielded_bm25(ctx, query, self.fields, self.limit, self.max_terms, self.rare_first)
+        return fielded_bm25(ctx, query, self.fields, self.limit, self.max_terms)
 
 
 @dataclass(frozen=True)
