@@ -3,6 +3,7 @@ one by one in file order, and a re-scoring signal still sees every signal before
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 from conftest import TOPICS
@@ -41,9 +42,7 @@ def test_side_by_side_equals_one_by_one_on_the_sample(sample_index):
         assert side_by_side and side_by_side == make_system("ours:threads=False").search(ctx, query, 1000)
 
 
-def test_re_scoring_signal_waits_for_every_signal_before_it(dense_tiny, tmp_path):  # noqa: F811
-    ctx = SearchContext(dense_tiny)
-    query = SearchQuery.from_text("Do the prime numbers go on forever? $p_n$")
+def _all_signals_config(tmp_path):
     config = tmp_path / "all.toml"
     config.write_text(
         '[signals.answer]\nweight = 1.0\nfields = { "words->body" = 1.0, "words->question" = 0.5 }\n'
@@ -52,31 +51,72 @@ def test_re_scoring_signal_waits_for_every_signal_before_it(dense_tiny, tmp_path
         '[signals.dense]\nkind = "dense"\nweight = 1.0\nlimit = 5\n'
         '[signals.dense_questions]\nkind = "dense_questions"\nweight = 1.0\nlimit = 5\n'
         '[signals.formula]\nkind = "formula"\nweight = 0.5\nrerank = 5\ncandidates = ["answer", "dense"]\n')
-    cfg = ours_config(str(config))
+    return ours_config(str(config))
+
+
+def test_re_scoring_signal_is_fed_each_candidate_as_it_is_done(dense_tiny, tmp_path):  # noqa: F811
+    ctx = SearchContext(dense_tiny)
+    query = SearchQuery.from_text("Do the prime numbers go on forever? $p_n$")
+    cfg = _all_signals_config(tmp_path)
     threads: dict[str, str] = {}
-    seen_by_formula: list[str] = []
+    fed: list[tuple[str, list[int]]] = []
+    first_batch = threading.Event()
+    answer_waited: list[bool] = []
     real_of = {cls: cls.scores for cls in set(signals.SIGNAL_KINDS.values())}
+    real_add = signals.CandidateRescorer.add
 
     def spying(cls):
         def scores(self, ctx, query, similar, earlier=signals._NO_SCORES):
-            name = type(self).__name__
-            threads[name] = threading.current_thread().name
-            if isinstance(self, signals.FormulaSignal):
-                seen_by_formula.extend(earlier)
+            threads[type(self).__name__] = threading.current_thread().name
+            if isinstance(self, signals.Bm25Signal):  # the slow one: done only after the dense batch was re-scored
+                answer_waited.append(first_batch.wait(10))
             return real_of[cls](self, ctx, query, similar, earlier)
         return scores
+
+    def add(self, found):
+        fed.append((threading.current_thread().name, sorted(found)))
+        real_add(self, found)
+        first_batch.set()
 
     try:
         for cls in real_of:
             cls.scores = spying(cls)
+        signals.CandidateRescorer.add = add
         fused = combine(ctx, query, cfg)
     finally:
         for cls, fn in real_of.items():
             cls.scores = fn
+        signals.CandidateRescorer.add = real_add
     expected, _ = one_by_one(ctx, query, cfg)
-    assert fused and fused == expected
-    # the re-scoring signal ran on the caller's thread, after all five before it had finished
-    assert seen_by_formula == ["answer", "questions", "linked", "dense", "dense_questions"]
-    assert threads["FormulaSignal"] == threading.current_thread().name
+    assert fused and fused == expected  # the same scores as re-scoring the union after every signal
+    assert answer_waited == [True]  # the dense candidates were re-scored while the answer BM25 still ran
+    assert len(fed) == 2 and {t for t, _ in fed} == {threading.current_thread().name}
+    assert "FormulaSignal" not in threads  # fed, not asked: its whole-index search never ran
     assert all(threads[n].startswith("mathsearch-signal") for n in ("Bm25Signal", "DenseSignal", "LinkedSignal"))
     assert not ctx.pending_vectors and len(ctx.query_vectors) == 1  # the two dense signals shared one encoding
+
+
+def test_re_scoring_signal_without_candidates_waits_for_every_signal_before_it(dense_tiny, tmp_path):  # noqa: F811
+    ctx = SearchContext(dense_tiny)
+    query = SearchQuery.from_text("Do the prime numbers go on forever? $p_n$")
+    cfg = _all_signals_config(tmp_path)
+    formula = next(sig for name, _, sig in cfg.signals if name == "formula")
+    cfg = dataclasses.replace(cfg, signals=tuple(
+        (name, kind, dataclasses.replace(sig, candidates=("nothing",)) if sig is formula else sig)
+        for name, kind, sig in cfg.signals))
+    seen_by_formula: list[str] = []
+    real = signals.FormulaSignal.scores
+
+    def scores(self, ctx, query, similar, earlier=signals._NO_SCORES):
+        seen_by_formula.extend(earlier)
+        return real(self, ctx, query, similar, earlier)
+
+    try:
+        signals.FormulaSignal.scores = scores
+        fused = combine(ctx, query, cfg)
+    finally:
+        signals.FormulaSignal.scores = real
+    expected, _ = one_by_one(ctx, query, cfg)
+    assert fused and fused == expected
+    # none of its candidates ran, so it searched the whole index, after all five before it had finished
+    assert seen_by_formula == ["answer", "questions", "linked", "dense", "dense_questions"]

@@ -114,16 +114,34 @@ def answer_scores_among(ctx: SearchContext, latexes: Sequence[str], answers: Ite
                         scoring: Scoring | None = None) -> dict[int, float]:
     """:func:`answer_scores` of the given ``answers`` only (re-scoring candidates: the cost follows
     their number of formulae, not the size of the collection)."""
-    ix = ctx.formula
-    scoring = scoring or TANGENT_S
-    candidates = np.fromiter(answers, dtype=np.int64)
-    total: dict[int, float] = {}
-    if not len(candidates):
-        return total
-    for latex in latexes:
-        for p, s in ix.answers_best_formula_among(ix.query(latex), scoring, candidates).items():
-            total[p] = total.get(p, 0.0) + s
-    return total
+    rescorer = Rescorer(ctx, latexes, scoring)
+    rescorer.add(answers)
+    return rescorer.total
+
+
+class Rescorer:
+    """:func:`answer_scores_among` fed its candidates in batches (``ours`` re-scores the best answers
+    of each candidate signal as soon as that signal is done, while slower ones still run).  An
+    answer's score is its own (its best formula per query formula, summed in the query formulae's
+    order), so the scores are those of one call on every candidate; an answer given twice is scored once."""
+
+    def __init__(self, ctx: SearchContext, latexes: Sequence[str], scoring: Scoring | None = None):
+        self.ix = ctx.formula
+        self.scoring = scoring or TANGENT_S
+        self.queries = [self.ix.query(latex) for latex in latexes]  # parsed once for every batch
+        self.scored: set[int] = set()
+        self.total: dict[int, float] = {}
+
+    def add(self, answers: Iterable[int]) -> None:
+        fresh = sorted(set(answers) - self.scored)
+        if not fresh or not self.queries:
+            return
+        self.scored.update(fresh)
+        candidates = np.asarray(fresh, dtype=np.int64)
+        total = self.total
+        for q in self.queries:
+            for p, s in self.ix.answers_best_formula_among(q, self.scoring, candidates).items():
+                total[p] = total.get(p, 0.0) + s
 
 
 def tangent_s_formula(query: SearchQuery) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, as_completed
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -117,10 +117,11 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
 
     The signals that read no other signal's scores run side by side on the context's signal
     threads (tantivy, faiss and numpy release the GIL: at 1.4M answers the answer BM25 alone is
-    about half a query's CPU); a re-scoring signal waits for every signal before it, so the scores
-    are those of running them one by one in file order, which ``threads=False`` or a given
-    ``scores_of`` does (bench/tune_ours.py caches through it, bench/profile_ours.py times each
-    signal with it).
+    about half a query's CPU); a re-scoring signal is fed its candidate signals on the caller's
+    thread as each is done (the formula signal re-scores the dense signal's best answers while the
+    answer BM25 still runs), then waits for every signal before it, so the scores are those of
+    running them one by one in file order, which ``threads=False`` or a given ``scores_of`` does
+    (bench/tune_ours.py caches through it, bench/profile_ours.py times each signal with it).
     """
     config = _as_config(config)
     if "dense" in config.needs():
@@ -150,10 +151,11 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
         pending: dict[str, Future] = {}
         for name, sig in weighted:
             if sig.reads_earlier():
+                early = _rescore_as_done(ctx, query, sig, pending, earlier)
                 for before, done in pending.items():  # file order, as the sequential loop
                     earlier[before] = done.result()
                 pending.clear()
-                earlier[name] = asked(name, sig, similar, seen)
+                earlier[name] = early if early is not None else asked(name, sig, similar, seen)
             else:
                 pending[name] = ctx.signal_threads().submit(asked, name, sig, similar, seen)
         for before, done in pending.items():
@@ -163,6 +165,26 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
     if config.fusion.method == "rrf":
         return ranking.rrf(found_all, weights, config.fusion.rrf_k)
     return ranking.combsum(found_all, weights, "minmax")
+
+
+def _rescore_as_done(ctx: SearchContext, query: SearchQuery, sig: Signal, pending: Mapping[str, Future],
+                     earlier: Mapping[str, Mapping[int, float]]) -> dict[int, float] | None:
+    """A re-scoring signal's scores, fed each candidate signal as soon as it is done (on this
+    thread, which would otherwise wait for the slowest); ``None`` when ``sig`` cannot be fed so, or
+    none of its candidates ran (then it is asked as in the sequential loop)."""
+    rescorer = sig.rescorer(ctx, query)
+    if rescorer is None:
+        return None
+    names = [n for n in rescorer.candidates if n in earlier or n in pending]
+    if not names:
+        return None
+    for n in names:
+        if n in earlier:
+            rescorer.add(earlier[n])
+    waiting = {pending[n]: n for n in names if n in pending}
+    for done in as_completed(waiting):
+        rescorer.add(done.result())
+    return rescorer.result()
 
 
 # What ``ours`` runs, by what the index holds: the one place that says it.  Vectors of a MiniLM

@@ -135,6 +135,10 @@ class Signal:
         """Whether :meth:`scores` reads ``earlier`` (then it runs after every signal before it)."""
         return False
 
+    def rescorer(self, ctx: SearchContext, query: SearchQuery) -> CandidateRescorer | None:
+        """A re-scoring signal's scores fed one earlier signal at a time (``None``: not fed so)."""
+        return None
+
 
 @dataclass(frozen=True)
 class Bm25Signal(Signal):
@@ -230,16 +234,49 @@ class FormulaSignal(Signal):
     def reads_earlier(self) -> bool:
         return self.rerank > 0
 
+    def formulae(self, query: SearchQuery) -> list[str]:
+        from .formula import largest_formulae
+
+        return largest_formulae([f for f in query.bags.formulae if f.strip()], self.max_formulae)
+
+    def rescorer(self, ctx: SearchContext, query: SearchQuery) -> CandidateRescorer | None:
+        """What re-scores the candidates one signal at a time (``None`` when not a re-ranker)."""
+        return CandidateRescorer(self, ctx, query) if self.rerank > 0 else None
+
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
-        from .formula import TANGENT_S, answer_scores, answer_scores_among, largest_formulae
+        from .formula import TANGENT_S, answer_scores
 
-        formulae = largest_formulae([f for f in query.bags.formulae if f.strip()], self.max_formulae)
         ran = [earlier[name] for name in self.candidates if name in earlier]
-        if self.rerank > 0 and ran:
-            pool = {a for found in ran for a in ranking.top(found, self.rerank)}  # ties cut as the runs cut them
-            return answer_scores_among(ctx, formulae, sorted(pool), self.scoring or TANGENT_S)
-        return answer_scores(ctx, formulae, self.scoring or TANGENT_S, self.depth)
+        rescorer = self.rescorer(ctx, query)
+        if rescorer is not None and ran:
+            for found in ran:
+                rescorer.add(found)
+            return rescorer.result()
+        return answer_scores(ctx, self.formulae(query), self.scoring or TANGENT_S, self.depth)
+
+
+class CandidateRescorer:
+    """A re-ranking :class:`FormulaSignal` fed the scores of its candidate signals one at a time, as
+    each is done: ``ours`` re-scores the dense signal's best answers while the answer BM25 still runs
+    (at 1.4M answers the dense signal is done first).  The scores are those of re-scoring the union
+    of every candidate signal's best ``rerank`` at once (see :class:`.formula.Rescorer`)."""
+
+    def __init__(self, sig: FormulaSignal, ctx: SearchContext, query: SearchQuery):
+        from .formula import TANGENT_S, Rescorer
+
+        self.sig = sig
+        self._rescorer = Rescorer(ctx, sig.formulae(query), sig.scoring or TANGENT_S)
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return self.sig.candidates
+
+    def add(self, found: Mapping[int, float]) -> None:
+        self._rescorer.add(ranking.top(found, self.sig.rerank))  # ties cut as the runs cut them
+
+    def result(self) -> dict[int, float]:
+        return self._rescorer.total
 
 
 SIGNAL_KINDS: dict[str, type[Signal]] = {
