@@ -77,3 +77,26 @@ def test_side_by_side_runs_children_and_passes_their_progress():
 def test_a_child_error_comes_back_one_way(step, kind, words):
     with pytest.raises(kind, match=words):
         side_by_side([("here", _ok), ("child", step)])
+
+
+_RECORDING_HANDLER = """
+import signal, sys
+from mathsearch.parallel import ordered_map
+came = []
+signal.signal(signal.SIGTERM, lambda signum, frame: came.append(signum))  # records, never exits
+for _ in range(5):
+    assert list(ordered_map(abs, range(-40, 0), 2)) == list(range(40, 0, -1))
+    it = ordered_map(abs, range(-40, 0), 2)
+    next(it)
+    it.close()  # left early: the pool ends its workers with SIGTERM
+print("done", came)
+"""
+
+
+def test_pool_workers_end_whatever_sigterm_handler_the_parent_has():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _RECORDING_HANDLER], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "done []"  # every pool ended; the parent's handler saw nothing

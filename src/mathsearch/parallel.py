@@ -59,7 +59,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, *,
         yield from map(here or fn, items)
         return
     # fork: workers inherit the imported, warmed-up modules; only the items travel to them.
-    with mp.get_context("fork").Pool(workers, initializer=initializer, initargs=initargs) as pool:
+    with mp.get_context("fork").Pool(workers, initializer=_pool_worker_start, initargs=(initializer, initargs)) as pool:
         pending: deque = deque()
         for item in items:
             pending.append(pool.apply_async(fn, (item,)))
@@ -67,6 +67,17 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, *,
                 yield pending.popleft().get()
         while pending:
             yield pending.popleft().get()
+
+
+def _pool_worker_start(initializer: Callable[..., None] | None, initargs: tuple) -> None:
+    # The pool ends its workers with SIGTERM (leaving the ``with`` block, or early).  A forked worker
+    # inherits its parent's Python handler for it, and with one that does not end the process at
+    # once (a handler that only records the signal; Ray's driver installs its own) an idle worker
+    # blocked on the pool's queue lived on and the parent waited for it forever (seen once in the
+    # test suite, after the Ray tests).  The default action ends the worker whatever the parent set.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if initializer is not None:
+        initializer(*initargs)
 
 
 # -- independent steps side by side ------------------------------------------------------------------
