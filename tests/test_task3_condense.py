@@ -1,7 +1,7 @@
 """Task 3: the chosen answer condensed to what the other top answers also say (``condense`` > 0
 with the consensus choice; off by default):
-the opening kept, a digression dropped, whole pieces in the post's order, the budget held, and
-nothing changed without peers."""
+the opening kept, a digression dropped, whole pieces in the post's order, the budget held, a floor
+of characters kept, and nothing changed without peers."""
 
 from __future__ import annotations
 
@@ -63,6 +63,18 @@ def test_a_piece_ending_with_a_colon_goes_with_the_piece_it_announces():
     # The announcement agrees with the peers and the limit does not: alone, the sentence would be
     # kept with its colon dangling; as a unit, both are kept.
     assert parts[1] in kept and parts[2] in kept and parts[3] not in kept
+
+
+def test_a_floor_keeps_adding_what_agrees_best_until_the_answer_is_long_enough():
+    parts = pieces(BODY)
+    short = agreeing_pieces(parts, PEERS)
+    assert len(short) < len(parts)  # the digression went
+    assert agreeing_pieces(parts, PEERS, floor=0) == short
+    assert agreeing_pieces(parts, PEERS, floor=len(compose(short))) == short  # already long enough
+    whole = agreeing_pieces(parts, PEERS, floor=10_000)
+    assert whole == list(parts)  # every piece fits the budget: all of them, in the post's order
+    # the floor never breaks the budget: nothing more fits, so nothing more is added
+    assert agreeing_pieces(parts, PEERS, len(compose(short)) + 1, floor=10_000) == short
 
 
 def test_agreeing_pieces_hold_the_budget_and_refuse_an_opening_that_does_not_fit():

@@ -23,7 +23,8 @@ answers that fit whole unless asked.  Its opening piece is kept; then, one at a 
 together with the piece it announces) that most raises the answer's token F1 with its
 ``condense`` peers (the other answers of the ranking's top
 ``consensus`` that fit in 1,200 characters, the j-th weighted 1 / (1 + j)), while the F1 rises and
-the text fits; the pieces stay in the post's order.  A digression, a remark on a comment or a step
+the text fits, then (``floor``) the best of the rest until the text holds ``floor`` characters;
+the pieces stay in the post's order.  A digression, a remark on a comment or a step
 the others do without goes; what they share stays.
 """
 
@@ -125,6 +126,7 @@ class PieceWeights:
     words: float = 1.0  # question words held, per square root of the piece's words
     position: float = 0.5  # 1 / (1 + index): earlier pieces state the answer
     lead: int = 1  # opening pieces always kept
+    floor: int = 0  # condensation (``condense`` > 0) keeps adding pieces until the answer holds this many characters
 
 
 def candidates(store, ranking: Sequence[tuple[str, float]], profile: QueryProfile, k: int,
@@ -246,11 +248,13 @@ def announced_units(parts: Sequence[Piece]) -> list[list[Piece]]:
 
 
 def agreeing_pieces(parts: Sequence[Piece], peers: Sequence[str], budget: int = MAX_ANSWER_CHARS,
-                    lead: int = 1) -> list[Piece]:
+                    lead: int = 1, floor: int = 0) -> list[Piece]:
     """The pieces of ``parts`` to keep, in post order: the units (:func:`announced_units`) of the
     first ``lead`` pieces, then greedily the unit that most raises the weighted token F1 of the kept
     text with ``peers`` (the j-th weighted 1 / (1 + j)), while it rises and the text fits in
-    ``budget``.  [] when the opening does not fit or there is nothing to agree with."""
+    ``budget``; then, while the text is shorter than ``floor`` characters, the unit that leaves the
+    F1 highest, risen or not (an answer of one or two sentences loses the steps it needs).  [] when
+    the opening does not fit or there is nothing to agree with."""
     if not parts or not peers:
         return []
     bags = [Counter(agreement_tokens(p)) for p in peers]
@@ -271,8 +275,11 @@ def agreeing_pieces(parts: Sequence[Piece], peers: Sequence[str], budget: int = 
     if not kept or len(compose(joined(kept))) > budget:
         return []
     current = value(joined(kept))
+    rising = True
     while rest:
-        best, best_value = None, current
+        if not rising and len(compose(joined(kept))) >= floor:
+            break
+        best, best_value = None, current if rising else -1.0
         for u in rest:
             trial = joined([*kept, u])
             if len(compose(trial)) > budget:
@@ -281,7 +288,10 @@ def agreeing_pieces(parts: Sequence[Piece], peers: Sequence[str], budget: int = 
             if v > best_value:
                 best, best_value = u, v
         if best is None:
-            break
+            if not rising:
+                break
+            rising = False  # the F1 no longer rises: on to the floor
+            continue
         kept.append(best)
         rest.remove(best)
         current = best_value
@@ -304,7 +314,7 @@ def extract(c: Candidate, profile: QueryProfile, w: PieceWeights | None = None,
     w = w or PieceWeights()
     parts = c.pieces or (Piece(" ".join(c.text.split()), "sentence", 0, 0),)
     if c.peers and not prefix and len(parts) > 1:
-        kept = agreeing_pieces(parts, c.peers, budget, w.lead)
+        kept = agreeing_pieces(parts, c.peers, budget, w.lead, w.floor)
         if kept:
             return compose(kept)
     value = None if prefix else (lambda p: piece_value(p, profile, w))

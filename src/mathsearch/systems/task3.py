@@ -186,6 +186,7 @@ class Extract:
     consensus: int = _x("consensus")  # answers compared for agreement (0: off); used on dense rankings only
     consensus_k: int = _x("consensus_k")  # candidates when the agreement is used
     condense: int = _x("condense")  # > 0: cut even answers that fit to what this many peers say (off)
+    condense_floor: int = _x("condense_floor")  # ... but keep at least this many characters where the answer has them
     prefix: bool = _x("prefix")  # keep the longest opening that fits rather than the most useful pieces
     piece_formula: float = _x("piece_formula")
     piece_exact: float = _x("piece_exact")
@@ -218,7 +219,7 @@ class Extract:
     @property
     def piece_weights(self) -> PieceWeights:
         return PieceWeights(self.piece_formula, self.piece_exact, self.piece_words, self.piece_position,
-                            self.piece_lead)
+                            self.piece_lead, self.condense_floor)
 
     def answer(self, ctx: SearchContext, query: SearchQuery) -> Answer:
         return self.answer_from(ctx, query, _ranking(ctx, self.base, query, self.depth(self.choice_on(ctx))))
