@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -126,21 +126,27 @@ class Rescorer:
     order), so the scores are those of one call on every candidate; an answer given twice is scored once."""
 
     def __init__(self, ctx: SearchContext, latexes: Sequence[str], scoring: Scoring | None = None):
-        self.ix = ctx.formula
+        self.ctx = ctx
+        self.latexes = tuple(latexes)
         self.scoring = scoring or TANGENT_S
-        self.queries = [self.ix.query(latex) for latex in latexes]  # parsed once for every batch
         self.scored: set[int] = set()
         self.total: dict[int, float] = {}
 
+    @cached_property
+    def queries(self) -> list:
+        """The query formulae parsed once for every batch, at the first batch (none given: none parsed)."""
+        ix = self.ctx.formula
+        return [ix.query(latex) for latex in self.latexes]
+
     def add(self, answers: Iterable[int]) -> None:
         fresh = sorted(set(answers) - self.scored)
-        if not fresh or not self.queries:
+        if not fresh or not self.latexes:
             return
         self.scored.update(fresh)
         candidates = np.asarray(fresh, dtype=np.int64)
-        total = self.total
+        total, ix = self.total, self.ctx.formula
         for q in self.queries:
-            for p, s in self.ix.answers_best_formula_among(q, self.scoring, candidates).items():
+            for p, s in ix.answers_best_formula_among(q, self.scoring, candidates).items():
                 total[p] = total.get(p, 0.0) + s
 
 
