@@ -274,12 +274,10 @@ def agreeing_pieces(parts: Sequence[Piece], peers: Sequence[str], budget: int = 
     rest = [u for u in units if not any(p.index in opening for p in u)]
     if not kept or len(compose(joined(kept))) > budget:
         return []
-    current = value(joined(kept))
-    rising = True
-    while rest:
-        if not rising and len(compose(joined(kept))) >= floor:
-            break
-        best, best_value = None, current if rising else -1.0
+
+    def best_unit(above: float) -> tuple[list[Piece] | None, float]:
+        """The unit of ``rest`` that leaves the F1 highest (above ``above``) with the text in budget."""
+        best, best_value = None, above
         for u in rest:
             trial = joined([*kept, u])
             if len(compose(trial)) > budget:
@@ -287,14 +285,21 @@ def agreeing_pieces(parts: Sequence[Piece], peers: Sequence[str], budget: int = 
             v = value(trial)
             if v > best_value:
                 best, best_value = u, v
+        return best, best_value
+
+    current = value(joined(kept))
+    while rest:  # while the F1 rises
+        best, current = best_unit(current)
         if best is None:
-            if not rising:
-                break
-            rising = False  # the F1 no longer rises: on to the floor
-            continue
+            break
         kept.append(best)
         rest.remove(best)
-        current = best_value
+    while rest and len(compose(joined(kept))) < floor:  # then to the floor, risen or not
+        best, _ = best_unit(-1.0)
+        if best is None:
+            break
+        kept.append(best)
+        rest.remove(best)
     return joined(kept)
 
 
