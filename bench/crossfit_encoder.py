@@ -1,7 +1,7 @@
 """How a static student does on posts whose teacher vectors it never saw: cross-fitting on the sample.
 
     python bench/crossfit_encoder.py --index MINILM_INDEX --work DIR [--folds 2] [--contrastive 0.3]
-                                     [--anchor teacher|student] [--epochs 15] [--seed 13] [--systems bm25-thread,ours]
+                                     [--anchor mixed|teacher|student] [--epochs 15] [--seed 13] [--systems bm25-thread,ours]
 
 At full size the teacher (MiniLM, 8.6 posts per CPU second) embeds a budget of posts (tens of
 thousands of 2.4M); the student then encodes millions of posts it was never fitted on.  On the
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--folds", type=int, default=2)
     ap.add_argument("--contrastive", type=float, default=0.3)
-    ap.add_argument("--anchor", default="teacher")
+    ap.add_argument("--anchor", default="mixed", choices=("mixed", "teacher", "student"))
     ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--systems", default="bm25-thread,ours")

@@ -195,14 +195,61 @@ def test_teacher_anchored_training_and_a_restricted_teacher(tiny, tmp_path):
         # no question with a teacher vector: no pair for the teacher-anchored term
         answers_only = train(store, tmp_path / "answers", "answers", dataclasses.replace(TINY, anchor="teacher"),
                              teacher_posts=set(parent))
-        with pytest.raises(InputError, match="unknown contrastive anchor 'both'"):
+        # mixed: every pair, MiniLM's vector on the question side where the teacher has one
+        mixed = train(store, tmp_path / "mixed", "mixed", dataclasses.replace(TINY, anchor="mixed"),
+                      teacher_posts=allowed)
+        own = train(store, tmp_path / "own", "own", dataclasses.replace(TINY, anchor="student"), teacher_posts=allowed)
+        # never more pairs than teacher posts (at full size pairs would drown the teacher's term)
+        few = train(store, tmp_path / "few", "few", dataclasses.replace(TINY, anchor="mixed"),
+                    teacher_posts=set(sorted(ids)[:3]))
+        with pytest.raises(InputError, match="unknown contrastive anchor 'both': student, teacher, mixed"):
             train(store, tmp_path / "bad", "bad", dataclasses.replace(TINY, anchor="both"))
+    assert mixed["trained_on"]["qa_pairs"] == own["trained_on"]["qa_pairs"] > anchored["trained_on"]["qa_pairs"]
+    assert mixed["config"]["anchor"] == "mixed"
+    assert few["trained_on"]["teacher_posts"] == 3 and few["trained_on"]["qa_pairs"] == 3 < own["trained_on"]["qa_pairs"]
+    assert mixed["training"]["val_distance_best"] < mixed["training"]["val_distance_start"]
     trained = anchored["trained_on"]
     assert trained["teacher_posts"] == len(allowed) < info["trained_on"]["teacher_posts"]
     assert trained["teacher_posts_restricted"] is True and anchored["config"]["anchor"] == "teacher"
     assert 0 < trained["qa_pairs"] <= info["trained_on"]["qa_pairs"]
     assert answers_only["trained_on"]["qa_pairs"] == 0 and info["trained_on"]["qa_pairs"] > 0
     assert anchored["training"]["val_distance_best"] < anchored["training"]["val_distance_start"]
+
+
+def test_question_anchors_by_kind():
+    """The question side of a contrastive batch: MiniLM's row, the student's bag, or for "mixed"
+    MiniLM's row where the teacher embedded the question and the student's elsewhere."""
+    import torch
+
+    from mathsearch.encoders.train import question_anchors
+
+    target = torch.tensor([[1.0, 0.0], [0.0, 1.0]])  # teacher rows of posts 7 and 9
+    row_of = {7: 0, 9: 1}
+    qs = np.asarray([9, 4, 7])
+
+    def own(rows):
+        return torch.tensor([[float(q), -1.0] for q in rows])
+
+    assert question_anchors("teacher", np.asarray([9, 7]), row_of, target, own).tolist() == [[0.0, 1.0], [1.0, 0.0]]
+    assert question_anchors("student", qs, row_of, target, own).tolist() == [[9.0, -1.0], [4.0, -1.0], [7.0, -1.0]]
+    assert question_anchors("mixed", qs, row_of, target, own).tolist() == [[0.0, 1.0], [4.0, -1.0], [1.0, 0.0]]
+    assert question_anchors("mixed", np.asarray([4]), row_of, target, own).tolist() == [[4.0, -1.0]]
+
+
+def test_capped_pairs_keep_the_taught_questions_first():
+    """At most ``cap`` question -> answer pairs, in order: every pair whose question has a teacher
+    vector first, the rest drawn with the seed (at full size ~1M pairs meet 20-30k teacher posts)."""
+    from mathsearch.encoders.train import capped_pairs
+
+    pairs = np.asarray([(q, 100 + i) for i, q in enumerate([1, 2, 3, 4, 5, 6, 7, 8])])
+    taught = {2: 0, 5: 1, 7: 2}  # question position -> teacher row
+    assert capped_pairs(pairs, taught, 8, np.random.default_rng(0)).tolist() == list(range(8))
+    rows = capped_pairs(pairs, taught, 5, np.random.default_rng(0))
+    assert len(rows) == 5 and rows.tolist() == sorted(rows.tolist()) and {1, 4, 6} <= set(rows.tolist())
+    assert capped_pairs(pairs, taught, 5, np.random.default_rng(0)).tolist() == rows.tolist()  # seeded
+    only_taught = capped_pairs(pairs, taught, 2, np.random.default_rng(1))
+    assert len(only_taught) == 2 and set(only_taught.tolist()) <= {1, 4, 6}
+    assert capped_pairs(np.zeros((0, 2), dtype=np.int64), taught, 3, np.random.default_rng(0)).tolist() == []
 
 
 def test_vectors_made_in_batches_are_those_of_one_call(tiny, monkeypatch):

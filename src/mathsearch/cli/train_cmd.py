@@ -20,7 +20,7 @@ def train_encoder(
     teacher_budget: int = typer.Option(30_000, "--teacher-budget", help="Posts the teacher embeds when no --teacher-index (22/s on 2 cores)."),
     latex_vocab: int = typer.Option(1000, "--latex-vocab", help="LaTeX commands added as whole tokens."),
     contrastive: float = typer.Option(0.0, "--contrastive", help="Weight of the question -> answer contrastive term."),
-    anchor: str = typer.Option("teacher", "--anchor", help="Question side of that term: student, or teacher (MiniLM's vector, as topics are encoded)."),
+    anchor: str = typer.Option("mixed", "--anchor", help="Question side of that term: student, teacher (MiniLM's vector, as topics are encoded; only questions it embedded) or mixed (MiniLM's where it has one)."),
 ) -> None:
     """Train a static encoder on INDEX_DIR's posts with MiniLM as teacher; print its encoder.json."""
     from ..encoders import encoder_home

@@ -23,6 +23,7 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,9 @@ from .static import StaticEncoder
 
 LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 VERSION = 1
+# the question side of the contrastive term: the student's own bag, MiniLM's vector (as topics are
+# encoded at query time; only questions the teacher embedded), or MiniLM's where it has one, else the student's
+ANCHORS = ("student", "teacher", "mixed")
 
 
 @dataclass
@@ -47,11 +51,11 @@ class TrainConfig:
     min_latex_count: int = 3
     teacher_budget: int = 30_000  # posts the teacher embeds when no MiniLM index is given
     contrastive: float = 0.0  # weight of the question -> answer InfoNCE term
-    # the question side of that term: "student" (both sides encoded by the student) or "teacher"
+    # the question side of that term (ANCHORS): "student" (both sides encoded by the student), "teacher"
     # (the question's MiniLM vector, as a topic is encoded at query time; pairs limited to questions
-    # the teacher embedded)
-    anchor: str = "teacher"
-    pair_budget: int = 200_000  # question -> answer pairs it may use
+    # the teacher embedded) or "mixed" (MiniLM's vector where the teacher embedded the question, else the student's)
+    anchor: str = "mixed"
+    pair_budget: int = 200_000  # question -> answer pairs it may use (and never more than teacher posts)
     temperature: float = 0.05
     val_fraction: float = 0.1
     patience: int = 3
@@ -59,6 +63,41 @@ class TrainConfig:
     threads: int = 2
     base: str = "static-minilm"  # the starting table: static-minilm (distilled MiniLM) or random
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def question_anchors(anchor: str, qs: np.ndarray, row_of: dict[int, int], target, own: Callable):
+    """The question side of a contrastive batch (a torch tensor, one row per question of ``qs``):
+    ``target``'s row (MiniLM's vector) for ``anchor="teacher"``, the student's bag ``own(qs)`` for
+    "student", and for "mixed" MiniLM's vector where ``row_of`` has the question, else the student's."""
+    import torch
+
+    if anchor == "teacher":  # every pair's question has a teacher vector (pairs filtered before)
+        return target[[row_of[int(q)] for q in qs]]
+    mine = own(qs)
+    taught = [i for i, q in enumerate(qs) if int(q) in row_of]
+    if anchor == "student" or not taught:
+        return mine
+    mask = torch.zeros(len(qs), 1, dtype=torch.bool)
+    mask[taught] = True
+    fixed = torch.zeros_like(mine)
+    fixed[taught] = target[[row_of[int(qs[i])] for i in taught]]
+    return torch.where(mask, fixed, mine)
+
+
+def capped_pairs(pairs: np.ndarray, taught: dict[int, int], cap: int, rng: np.random.Generator) -> np.ndarray:
+    """Rows of ``pairs`` (question, answer positions) to train on, in order: all of them up to ``cap``,
+    else a seeded ``cap`` of them, the pairs whose question is in ``taught`` (has a teacher vector) first.
+    ``train`` caps at the teacher's posts: at full size every thread gives a pair (~1M) against 20-30k
+    teacher posts, and 200,000 pairs pulled the student off its teacher (the held-out distance rose
+    from the first epoch, README); the sample, where every choice was measured, has at most one pair
+    a teacher post."""
+    if len(pairs) <= cap:
+        return np.arange(len(pairs))
+    anchored = np.asarray([i for i, q in enumerate(pairs[:, 0]) if int(q) in taught], dtype=np.int64)
+    if len(anchored) >= cap:
+        return np.sort(rng.choice(anchored, cap, replace=False))
+    others = np.setdiff1d(np.arange(len(pairs)), anchored)
+    return np.sort(np.concatenate([anchored, rng.choice(others, cap - len(anchored), replace=False)]))
 
 
 def posts_of(store) -> tuple[list[int], list[str], dict[int, int]]:
@@ -128,8 +167,8 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
           teacher_posts: set[int] | None = None) -> dict[str, Any]:
     """Train a static encoder on ``store``'s posts and save it to ``out``; returns its ``encoder.json``."""
     config = config or TrainConfig()
-    if config.anchor not in ("student", "teacher"):
-        raise InputError(f"unknown contrastive anchor {config.anchor!r}: student or teacher.")
+    if config.anchor not in ANCHORS:
+        raise InputError(f"unknown contrastive anchor {config.anchor!r}: {', '.join(ANCHORS)}.")
     quiet_hf()
     try:
         import torch
@@ -168,7 +207,8 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
     n_val = max(1, int(len(pos) * config.val_fraction))
     val, fit = order[:n_val], order[n_val:]
     # question -> answer pairs (post positions) for the contrastive term: every thread of the
-    # collection, the teacher's or not (at most pair_budget, seeded), none touching a held-out post
+    # collection, the teacher's or not (capped_pairs: at most pair_budget and the teacher's posts),
+    # none touching a held-out post
     index_of = {p: k for k, p in enumerate(ids)}
     held = {int(pos[j]) for j in val}
     pairs = np.asarray([(index_of[q], index_of[a]) for a, q in parent.items()
@@ -178,8 +218,8 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
         pairs = pairs[[int(q) in row_of for q in pairs[:, 0]]]
     if config.contrastive <= 0:
         pairs = pairs[:0]
-    elif len(pairs) > config.pair_budget:
-        pairs = pairs[np.sort(rng.choice(len(pairs), config.pair_budget, replace=False))]
+    else:
+        pairs = pairs[capped_pairs(pairs, row_of, min(config.pair_budget, len(pos)), rng)]
     needed = sorted(set(pos.tolist()) | set(pairs.ravel().tolist()))
     tokens = dict(zip(needed, draft.token_ids([texts[k] for k in needed]), strict=True))
 
@@ -212,10 +252,10 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
             loss.backward()
             opt.step()
         if config.contrastive > 0 and len(pairs):
-            mixed = pairs[rng.permutation(len(pairs))]
-            for i in range(0, len(mixed), config.batch):
-                qs, ans = mixed[i : i + config.batch, 0], mixed[i : i + config.batch, 1]
-                anchors = (target_t[[row_of[int(q)] for q in qs]] if config.anchor == "teacher" else bag(qs))
+            batches = pairs[rng.permutation(len(pairs))]
+            for i in range(0, len(batches), config.batch):
+                qs, ans = batches[i : i + config.batch, 0], batches[i : i + config.batch, 1]
+                anchors = question_anchors(config.anchor, qs, row_of, target_t, bag)
                 logits = anchors @ bag(ans).T / config.temperature
                 labels = torch.arange(len(qs))
                 loss = config.contrastive * torch.nn.functional.cross_entropy(logits, labels)
