@@ -22,7 +22,8 @@ before any long build.
 
 The full-size recipe (measured on the sample, see ``bench/bench_encoders.py``): index the
 collection, ``mathsearch train-encoder --index IDX --name NAME --contrastive 0.3`` (MiniLM embeds
-``--teacher-budget`` posts as targets; every thread gives question -> answer pairs), then embed
+``--teacher-budget`` posts as targets; question -> answer pairs from every thread, at most one a
+teacher post, the question side MiniLM's vector where the teacher has one: ``--anchor mixed``), then embed
 every post with NAME (800-2,200 posts/s per core measured here, tokenisation-bound) and encode topics
 with ``minilm`` (``build_dense_index(..., encoder=NAME, query_encoder="minilm")``): the student was
 fitted to MiniLM's space, and one topic a query is cheap to encode.
