@@ -27,7 +27,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 
 from mathsearch.encoders.static import StaticEncoder  # noqa: E402
-from mathsearch.encoders.train import TrainConfig, train  # noqa: E402
+from mathsearch.encoders.train import ANCHORS, TrainConfig, train  # noqa: E402
 from mathsearch.indexes.build import build_index  # noqa: E402
 from mathsearch.indexes.dense import post_passages  # noqa: E402
 from mathsearch.indexes.directory import read_manifest  # noqa: E402
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--folds", type=int, default=2)
     ap.add_argument("--contrastive", type=float, default=0.3)
-    ap.add_argument("--anchor", default="mixed", choices=("mixed", "teacher", "student"))
+    ap.add_argument("--anchor", default="mixed", choices=ANCHORS)
     ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--systems", default="bm25-thread,ours")

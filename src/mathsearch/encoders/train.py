@@ -23,7 +23,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,14 +77,10 @@ def question_anchors(anchor: str, qs: np.ndarray, row_of: dict[int, int], target
     taught = [i for i, q in enumerate(qs) if int(q) in row_of]
     if anchor == "student" or not taught:
         return mine
-    mask = torch.zeros(len(qs), 1, dtype=torch.bool)
-    mask[taught] = True
-    fixed = torch.zeros_like(mine)
-    fixed[taught] = target[[row_of[int(qs[i])] for i in taught]]
-    return torch.where(mask, fixed, mine)
+    return mine.index_put((torch.tensor(taught),), target[[row_of[int(qs[i])] for i in taught]])
 
 
-def capped_pairs(pairs: np.ndarray, taught: dict[int, int], cap: int, rng: np.random.Generator) -> np.ndarray:
+def capped_pairs(pairs: np.ndarray, taught: Collection[int], cap: int, rng: np.random.Generator) -> np.ndarray:
     """Rows of ``pairs`` (question, answer positions) to train on, in order: all of them up to ``cap``,
     else a seeded ``cap`` of them, the pairs whose question is in ``taught`` (has a teacher vector) first.
     ``train`` caps at the teacher's posts: at full size every thread gives a pair (~1M) against 20-30k
@@ -93,7 +89,7 @@ def capped_pairs(pairs: np.ndarray, taught: dict[int, int], cap: int, rng: np.ra
     posts are about as many (the cap trims ~2% of the pairs of one cross-fitted fold, none otherwise)."""
     if len(pairs) <= cap:
         return np.arange(len(pairs))
-    anchored = np.asarray([i for i, q in enumerate(pairs[:, 0]) if int(q) in taught], dtype=np.int64)
+    anchored = np.flatnonzero(np.isin(pairs[:, 0], np.fromiter(taught, dtype=np.int64, count=len(taught))))
     if len(anchored) >= cap:
         return np.sort(rng.choice(anchored, cap, replace=False))
     others = np.setdiff1d(np.arange(len(pairs)), anchored)
