@@ -151,6 +151,10 @@ def test_train_command_refuses_a_place_that_is_not_for_an_encoder(tiny, tmp_path
     for out, words in ((tmp_path, "not an encoder's"), (tmp_path / "afile", "is a file")):
         result = CliRunner().invoke(app, ["train-encoder", "--index", str(index), "--name", "x", "--out", str(out)])
         assert result.exit_code == 2 and words in result.output, result.output
+    # a teacher index without vectors (here the folder of someone's files) is refused before training
+    result = CliRunner().invoke(app, ["train-encoder", "--index", str(index), "--name", "x", "--out",
+                                      str(tmp_path / "enc"), "--teacher-index", str(tmp_path)])
+    assert result.exit_code == 2 and "holds no dense vectors" in result.output, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "thesis.tex"]
     assert (tmp_path / "thesis.tex").read_text() == "mine" and (tmp_path / "afile").read_text() == "mine"
 

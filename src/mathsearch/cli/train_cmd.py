@@ -25,6 +25,7 @@ def train_encoder(
     """Train a static encoder on INDEX_DIR's posts with MiniLM as teacher; print its encoder.json."""
     from ..encoders import encoder_home
     from ..encoders.train import TrainConfig, train
+    from ..indexes.dense import DenseIndex
     from ..store import Store
 
     target = out or encoder_home() / name
@@ -36,6 +37,9 @@ def train_encoder(
         raise InputError(f"{target} holds files that are not an encoder's: choose a new or empty folder (nothing was changed).")
     if epochs < 1 or teacher_budget < 1:
         raise InputError("--epochs and --teacher-budget must be at least 1.")
+    if teacher_index is not None and not DenseIndex.exists(teacher_index):
+        raise InputError(f"--teacher-index {teacher_index} holds no dense vectors: build it with "
+                         "`mathsearch index --dense --encoder minilm` (nothing was changed).")
     config = TrainConfig(seed=seed, epochs=epochs, teacher_budget=teacher_budget, latex_vocab=latex_vocab,
                          contrastive=contrastive, anchor=anchor)
     with Store.open(index_dir) as store:
