@@ -83,7 +83,7 @@ def question_anchors(anchor: str, qs: np.ndarray, row_of: dict[int, int], target
 def capped_pairs(pairs: np.ndarray, taught: Collection[int], cap: int, rng: np.random.Generator) -> np.ndarray:
     """Rows of ``pairs`` (question, answer positions) to train on, in order: all of them up to ``cap``,
     else a seeded ``cap`` of them, the pairs whose question is in ``taught`` (has a teacher vector) first.
-    ``train`` caps at the teacher's posts: at full size every thread gives a pair (~1M) against 20-30k
+    ``train`` caps at the teacher's posts: at full size every answer gives a pair (1.4M) against 20-30k
     teacher posts, and 200,000 pairs pulled the student off its teacher (the held-out distance rose
     from the first epoch, README); on the sample, where every choice was measured, pairs and teacher
     posts are about as many (the cap trims ~2% of the pairs of one cross-fitted fold, none otherwise)."""
