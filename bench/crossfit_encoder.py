@@ -2,6 +2,7 @@
 
     python bench/crossfit_encoder.py --index MINILM_INDEX --work DIR [--folds 2] [--contrastive 0.3]
                                      [--anchor mixed|teacher|student] [--epochs 15] [--seed 13] [--systems bm25-thread,ours]
+                                     [--links 0.3] [--hard-negatives 1]
 
 At full size the teacher (MiniLM, 8.6 posts per CPU second) embeds a budget of posts (tens of
 thousands of 2.4M); the student then encodes millions of posts it was never fitted on.  On the
@@ -50,13 +51,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--anchor", default="mixed", choices=ANCHORS)
     ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--links", type=float, default=0.0, help="train-encoder --links: duplicate / related questions")
+    ap.add_argument("--hard-negatives", type=int, default=0, help="train-encoder --hard-negatives: BM25 negatives")
     ap.add_argument("--systems", default="bm25-thread,ours")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     with Store.open(args.index) as store:
         q_ids, q_texts, a_ids, a_texts, parent = post_passages(store)
     thread = {q: q for q in q_ids} | {a: parent.get(a, a) for a in a_ids}
-    config = TrainConfig(seed=args.seed, epochs=args.epochs, contrastive=args.contrastive, anchor=args.anchor)
+    config = TrainConfig(seed=args.seed, epochs=args.epochs, contrastive=args.contrastive, anchor=args.anchor,
+                         links=args.links, hard_negatives=args.hard_negatives)
     students = []
     for f in range(args.folds):
         out = args.work / f"student-{f}"
@@ -64,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             seen = {p for p, t in thread.items() if fold_of(t, args.folds) != f}
             with Store.open(args.index) as store:
                 info = train(store, out, f"crossfit-{f}", config, teacher_index=args.index, teacher_posts=seen,
-                             source=str(args.index))
+                             source=str(args.index), text_index=args.index)
             print(f"student {f}: {info['trained_on']['teacher_posts']} teacher posts, "
                   f"{info['training']['seconds']} s", file=sys.stderr)
         students.append(StaticEncoder.load(out))

@@ -155,6 +155,13 @@ def test_train_command_refuses_a_place_that_is_not_for_an_encoder(tiny, tmp_path
     result = CliRunner().invoke(app, ["train-encoder", "--index", str(index), "--name", "x", "--out",
                                       str(tmp_path / "enc"), "--teacher-index", str(tmp_path)])
     assert result.exit_code == 2 and "holds no dense vectors" in result.output, result.output
+    # hard negatives without the term they join, or an index without a text index to mine them from
+    for extra, words in ((["--hard-negatives", "2"], "give it a weight with --contrastive"),
+                         (["--hard-negatives", "2", "--contrastive", "0.3", "--index", str(tmp_path)], "has no text index"),
+                         (["--links", "-1"], "must be at least 0")):
+        result = CliRunner().invoke(app, ["train-encoder", "--index", str(index), "--name", "x", "--out",
+                                          str(tmp_path / "enc"), *extra])
+        assert result.exit_code == 2 and words in result.output, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "thesis.tex"]
     assert (tmp_path / "thesis.tex").read_text() == "mine" and (tmp_path / "afile").read_text() == "mine"
 
@@ -282,3 +289,35 @@ def test_the_default_training_start_can_distil_minilm():
     from model2vec.distill import distill
 
     assert TrainConfig().base == "static-minilm" and callable(distill)
+
+
+def test_links_and_bm25_hard_negatives_join_training(tiny, tmp_path):
+    """The issue's other automatic judgements: duplicate / related questions as question <-> question
+    pairs, and BM25's answers to a question (outside its thread and linked threads) as hard negatives."""
+    import dataclasses
+
+    from mathsearch.encoders.train import bm25_negatives, link_pairs, posts_of
+
+    index, _, info = tiny
+    with Store.open(index) as store:
+        ids, _, parent = posts_of(store)
+        pairs = link_pairs(store, ids, parent, held=set())
+        assert sorted((ids[a], ids[b]) for a, b in pairs) == [(4, 5), (5, 4)]  # the fixture's one link, both ways
+        assert len(link_pairs(store, ids, parent, held={ids.index(5)})) == 0  # a held-out question gives none
+        questions = [p for p in ids if p not in parent]
+        negatives = bm25_negatives(index, store, questions, depth=3)
+        thread = {p: parent.get(p, p) for p in ids}
+        assert set(negatives) == set(questions) and any(negatives.values())
+        for q, found in negatives.items():
+            assert len(found) <= 3 and all(a in parent for a in found)
+            assert not {thread[a] for a in found} & {q, *store.linked(q)}, (q, found)
+        both = train(store, tmp_path / "both", "both", dataclasses.replace(TINY, links=0.5, hard_negatives=2),
+                     text_index=index)
+        with pytest.raises(InputError, match="hard negatives come from BM25"):
+            train(store, tmp_path / "bad", "bad", dataclasses.replace(TINY, hard_negatives=1))
+    trained = both["trained_on"]
+    assert info["trained_on"]["link_pairs"] == 0 and info["trained_on"]["negative_questions"] == 0
+    assert trained["negative_questions"] == 4 and trained["link_pairs"] == 2 and trained["qa_pairs"] == 4
+    assert both["config"]["links"] == 0.5 and both["config"]["hard_negatives"] == 2
+    assert both["fingerprint"] != info["fingerprint"]
+    assert both["training"]["val_distance_best"] < both["training"]["val_distance_start"]

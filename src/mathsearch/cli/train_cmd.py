@@ -21,6 +21,9 @@ def train_encoder(
     latex_vocab: int = typer.Option(1000, "--latex-vocab", help="LaTeX commands added as whole tokens."),
     contrastive: float = typer.Option(0.0, "--contrastive", help="Weight of the question -> answer contrastive term."),
     anchor: str = typer.Option("mixed", "--anchor", help="Question side of that term: student, teacher (MiniLM's vector, as topics are encoded; only questions it embedded) or mixed (MiniLM's where it has one)."),
+    links: float = typer.Option(0.0, "--links", help="Weight of a question <-> question term over the collection's duplicate and related links (0: off)."),
+    hard_negatives: int = typer.Option(0, "--hard-negatives", help="Per question of the question -> answer term, this many of its BM25 answers (from --index's text index, outside its thread) as negatives (0: off)."),
+    negative_depth: int = typer.Option(20, "--negative-depth", help="... drawn from its best this many by BM25."),
 ) -> None:
     """Train a static encoder on INDEX_DIR's posts with MiniLM as teacher; print its encoder.json."""
     from ..encoders import encoder_home
@@ -37,13 +40,23 @@ def train_encoder(
         raise InputError(f"{target} holds files that are not an encoder's: choose a new or empty folder (nothing was changed).")
     if epochs < 1 or teacher_budget < 1:
         raise InputError("--epochs and --teacher-budget must be at least 1.")
+    if links < 0 or hard_negatives < 0 or negative_depth < 1:
+        raise InputError("--links and --hard-negatives must be at least 0, --negative-depth at least 1.")
+    if hard_negatives > 0:
+        if contrastive <= 0:
+            raise InputError("--hard-negatives join the question -> answer term: give it a weight with --contrastive (nothing was changed).")
+        from ..indexes.text_index import TextIndex
+
+        TextIndex.open(index_dir)  # its BM25 gives the negatives: a missing text index is an error now, not after the teacher
     if teacher_index is not None and not DenseIndex.exists(teacher_index):
         raise InputError(f"--teacher-index {teacher_index} holds no dense vectors: build it with "
                          "`mathsearch index --dense --encoder minilm` (nothing was changed).")
     config = TrainConfig(seed=seed, epochs=epochs, teacher_budget=teacher_budget, latex_vocab=latex_vocab,
-                         contrastive=contrastive, anchor=anchor)
+                         contrastive=contrastive, anchor=anchor, links=links, hard_negatives=hard_negatives,
+                         negative_depth=negative_depth)
     with Store.open(index_dir) as store:
-        info = train(store, target, name, config, teacher_index=teacher_index, source=str(index_dir.resolve()))
+        info = train(store, target, name, config, teacher_index=teacher_index, source=str(index_dir.resolve()),
+                     text_index=index_dir if hard_negatives > 0 else None)
     print_json({**info, "path": str(target)})
 
 

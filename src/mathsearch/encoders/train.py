@@ -10,7 +10,10 @@ answers are the automatic judgements; other answers in the batch are negatives).
    + text, as the dense index embeds them), chosen with the seed: read from an index already built
    with ``--encoder minilm`` when given, else embedded now (22 posts/s on 2 cores).
 3. Fit the table by (sparse) Adam on ``1 - cos(student, teacher)`` (+ ``contrastive`` x InfoNCE of each
-   question against its answers), a held-out tenth of the posts for early stopping.
+   question against its answers), a held-out tenth of the posts for early stopping.  Off by default
+   (neither helped on the sample, README): ``links`` x InfoNCE of each question against the questions
+   the collection links to it (duplicate and related), and ``hard_negatives`` of each question's BM25
+   answers outside its thread added to the negatives of its question -> answer term.
 
 Reproducible: the seed, the config and a digest of the post ids used are written to the
 encoder's ``encoder.json``.  Nothing here reads topics or judgements.
@@ -56,6 +59,9 @@ class TrainConfig:
     # the teacher embedded) or "mixed" (MiniLM's vector where the teacher embedded the question, else the student's)
     anchor: str = "mixed"
     pair_budget: int = 200_000  # question -> answer pairs it may use (and never more than teacher posts)
+    links: float = 0.0  # weight of a question <-> question term over the collection's duplicate and related links
+    hard_negatives: int = 0  # per question of the question -> answer term, this many of its BM25 answers as negatives
+    negative_depth: int = 20  # ... drawn from its best this many by BM25 (outside its thread and linked threads)
     temperature: float = 0.05
     val_fraction: float = 0.1
     patience: int = 3
@@ -94,6 +100,55 @@ def capped_pairs(pairs: np.ndarray, taught: Collection[int], cap: int, rng: np.r
         return np.sort(rng.choice(anchored, cap, replace=False))
     others = np.setdiff1d(np.arange(len(pairs)), anchored)
     return np.sort(np.concatenate([anchored, rng.choice(others, cap - len(anchored), replace=False)]))
+
+
+def link_pairs(store, ids: list[int], parent: dict[int, int], held: Collection[int]) -> np.ndarray:
+    """``(question, question)`` positions into ``ids`` of the collection's duplicate and related links,
+    each link in both directions (either question may be the one asked), none touching a ``held``
+    position: the CompuBERT idea's second automatic judgement, questions that ask the same thing."""
+    index_of = {p: k for k, p in enumerate(ids)}
+    questions = [p for p in ids if p not in parent]
+    found = {(min(a, b), max(a, b)) for a, linked in store.linked_many(questions).items() for b in linked
+             if a != b and a in index_of and b in index_of}
+    rows = [(index_of[x], index_of[y]) for a, b in sorted(found) for x, y in ((a, b), (b, a))
+            if index_of[a] not in held and index_of[b] not in held]
+    return np.asarray(rows, dtype=np.int64).reshape(-1, 2)
+
+
+def bm25_negatives(index_dir: str | Path, store, questions: list[int], depth: int,
+                   max_terms: int = 64) -> dict[int, list[int]]:
+    """Hard negatives: each question's best ``depth`` answers by BM25 over answer text (words and
+    formulae; the question's title, body and tags, its ``max_terms`` best terms), leaving out the
+    answers of its own thread and of threads linked to it (those may well answer it)."""
+    from ..indexes.documents import QueryBags
+    from ..indexes.text_index import Clause, TextIndex
+
+    text = TextIndex.open(index_dir)
+    clauses = [Clause("words", "body"), Clause("math", "body_math")]
+    posts = store.posts(questions)
+    linked = store.linked_many(questions)
+    out: dict[int, list[int]] = {}
+    for q in questions:
+        post = posts.get(q)
+        if post is None:
+            continue
+        found = text.search_answers(QueryBags.of_text(post.title or "", post.text, post.tags), clauses,
+                                    depth * 2 + 10, max_terms)
+        hits = sorted(found, key=lambda a: (-found[a], a))
+        threads = {p.post_id: p.thread_id for p in store.posts(hits).values()}
+        skip = {q, *linked.get(q, ())}
+        out[q] = [a for a in hits if threads.get(a) not in skip][:depth]
+    return out
+
+
+def drawn_negatives(qs: np.ndarray, negatives: dict[int, list[int]], k: int, rng: np.random.Generator) -> np.ndarray:
+    """Post positions of up to ``k`` hard negatives drawn (seeded) for each question of a batch."""
+    drawn: list[int] = []
+    for q in qs.tolist():
+        found = negatives.get(int(q), [])
+        if k > 0 and found:
+            drawn.extend(rng.choice(found, min(k, len(found)), replace=False).tolist())
+    return np.asarray(drawn, dtype=np.int64)
 
 
 def posts_of(store) -> tuple[list[int], list[str], dict[int, int]]:
@@ -160,11 +215,16 @@ def teacher_vectors(ids: list[int], texts: list[str], teacher_index: Path | None
 
 def train(store, out: str | Path, name: str, config: TrainConfig | None = None, *,
           teacher_index: str | Path | None = None, source: str = "", progress: Progress | None = None,
-          teacher_posts: set[int] | None = None) -> dict[str, Any]:
-    """Train a static encoder on ``store``'s posts and save it to ``out``; returns its ``encoder.json``."""
+          teacher_posts: set[int] | None = None, text_index: str | Path | None = None) -> dict[str, Any]:
+    """Train a static encoder on ``store``'s posts and save it to ``out``; returns its ``encoder.json``.
+    ``text_index``: the index folder whose BM25 gives ``config.hard_negatives`` (needed only for them)."""
     config = config or TrainConfig()
     if config.anchor not in ANCHORS:
         raise InputError(f"unknown contrastive anchor {config.anchor!r}: {', '.join(ANCHORS)}.")
+    if config.hard_negatives > 0 and text_index is None:
+        raise InputError("hard negatives come from BM25: give the index whose text index to search (--index).")
+    if config.hard_negatives > 0 and config.contrastive <= 0:
+        raise InputError("hard negatives join the question -> answer term: give it a weight (--contrastive).")
     quiet_hf()
     try:
         import torch
@@ -216,7 +276,18 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
         pairs = pairs[:0]
     else:
         pairs = pairs[capped_pairs(pairs, row_of, min(config.pair_budget, len(pos)), rng)]
-    needed = sorted(set(pos.tolist()) | set(pairs.ravel().tolist()))
+    # duplicate and related questions, capped as the answer pairs are; the question side as ``anchor``
+    linked = link_pairs(store, ids, parent, held) if config.links > 0 else np.zeros((0, 2), dtype=np.int64)
+    if config.anchor == "teacher" and len(linked):
+        linked = linked[[int(q) in row_of for q in linked[:, 0]]]
+    linked = linked[capped_pairs(linked, row_of, min(config.pair_budget, len(pos)), rng)]
+    negatives: dict[int, list[int]] = {}
+    if config.hard_negatives > 0 and len(pairs):
+        mined = bm25_negatives(text_index, store, sorted({ids[q] for q in pairs[:, 0].tolist()}), config.negative_depth)
+        negatives = {index_of[q]: [index_of[a] for a in found if a in index_of and index_of[a] not in held]
+                     for q, found in mined.items()}
+    needed = sorted(set(pos.tolist()) | set(pairs.ravel().tolist()) | set(linked.ravel().tolist())
+                    | {n for found in negatives.values() for n in found})
     tokens = dict(zip(needed, draft.token_ids([texts[k] for k in needed]), strict=True))
 
     # sparse gradients: a step touches only the rows of the batch's tokens
@@ -252,9 +323,22 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
             for i in range(0, len(batches), config.batch):
                 qs, ans = batches[i : i + config.batch, 0], batches[i : i + config.batch, 1]
                 anchors = question_anchors(config.anchor, qs, row_of, target_t, bag)
-                logits = anchors @ bag(ans).T / config.temperature
+                candidates = bag(ans)
+                hard = drawn_negatives(qs, negatives, config.hard_negatives, rng)
+                if len(hard):  # more columns: each question's own answer stays its label
+                    candidates = torch.cat([candidates, bag(hard)])
+                logits = anchors @ candidates.T / config.temperature
                 labels = torch.arange(len(qs))
                 loss = config.contrastive * torch.nn.functional.cross_entropy(logits, labels)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        if config.links > 0 and len(linked):
+            batches = linked[rng.permutation(len(linked))]
+            for i in range(0, len(batches), config.batch):
+                asked, alike = batches[i : i + config.batch, 0], batches[i : i + config.batch, 1]
+                logits = question_anchors(config.anchor, asked, row_of, target_t, bag) @ bag(alike).T / config.temperature
+                loss = config.links * torch.nn.functional.cross_entropy(logits, torch.arange(len(asked)))
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -276,7 +360,8 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
                    "base_fingerprint": base_id},
         "trained_on": {
             "source": source, "posts": len(ids), "teacher_posts": len(pos), "post_ids_sha256_16": digest,
-            "qa_pairs": len(pairs), "latex_tokens": len(words), "teacher_from_index": bool(teacher_index),
+            "qa_pairs": len(pairs), "link_pairs": len(linked), "negative_questions": len(negatives),
+            "latex_tokens": len(words), "teacher_from_index": bool(teacher_index),
             "teacher_posts_restricted": teacher_posts is not None,
         },
         "training": {"val_distance_start": round(first, 5), "val_distance_best": round(best, 5),
