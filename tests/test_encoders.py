@@ -321,3 +321,15 @@ def test_links_and_bm25_hard_negatives_join_training(tiny, tmp_path):
     assert both["config"]["links"] == 0.5 and both["config"]["hard_negatives"] == 2
     assert both["fingerprint"] != info["fingerprint"]
     assert both["training"]["val_distance_best"] < both["training"]["val_distance_start"]
+
+
+def test_a_link_batch_never_scores_a_question_against_itself():
+    import torch
+
+    from mathsearch.encoders.train import without_itself
+
+    asked, alike = np.array([7, 9, 7]), np.array([9, 7, 4])  # 7 <-> 9 both ways, and 7 -> 4
+    out = without_itself(torch.zeros(3, 3), asked, alike)
+    assert torch.isinf(out).tolist() == [[False, True, False], [True, False, False], [False, True, False]]
+    loss = torch.nn.functional.cross_entropy(out, torch.arange(3))
+    assert torch.isfinite(loss) and float(loss) < float(torch.nn.functional.cross_entropy(torch.zeros(3, 3), torch.arange(3)))

@@ -141,6 +141,15 @@ def bm25_negatives(index_dir: str | Path, store, questions: list[int], depth: in
     return out
 
 
+def without_itself(logits, rows: np.ndarray, columns: np.ndarray):
+    """``logits`` (a torch tensor, rows x columns of post positions) with every cell whose column is its
+    row's own post at -inf: a link's other direction in the same batch would put the asked question
+    among its own negatives.  The diagonal (each row's label) never names its own post."""
+    import torch
+
+    return logits.masked_fill(torch.from_numpy(columns[None, :] == rows[:, None]), float("-inf"))
+
+
 def drawn_negatives(qs: np.ndarray, negatives: dict[int, list[int]], k: int, rng: np.random.Generator) -> np.ndarray:
     """Post positions of up to ``k`` hard negatives drawn (seeded) for each question of a batch."""
     drawn: list[int] = []
@@ -338,6 +347,7 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
             for i in range(0, len(batches), config.batch):
                 asked, alike = batches[i : i + config.batch, 0], batches[i : i + config.batch, 1]
                 logits = question_anchors(config.anchor, asked, row_of, target_t, bag) @ bag(alike).T / config.temperature
+                logits = without_itself(logits, asked, alike)
                 loss = config.links * torch.nn.functional.cross_entropy(logits, torch.arange(len(asked)))
                 opt.zero_grad()
                 loss.backward()
