@@ -297,6 +297,7 @@ def test_links_and_bm25_hard_negatives_join_training(tiny, tmp_path):
     import dataclasses
 
     from mathsearch.encoders.train import bm25_negatives, link_pairs, posts_of
+    from mathsearch.indexes.text_index import TextIndex
 
     index, _, info = tiny
     with Store.open(index) as store:
@@ -305,7 +306,7 @@ def test_links_and_bm25_hard_negatives_join_training(tiny, tmp_path):
         assert sorted((ids[a], ids[b]) for a, b in pairs) == [(4, 5), (5, 4)]  # the fixture's one link, both ways
         assert len(link_pairs(store, ids, parent, held={ids.index(5)})) == 0  # a held-out question gives none
         questions = [p for p in ids if p not in parent]
-        negatives = bm25_negatives(index, store, questions, depth=3)
+        negatives = bm25_negatives(TextIndex.open(index), store, questions, 3, parent)
         thread = {p: parent.get(p, p) for p in ids}
         assert set(negatives) == set(questions) and any(negatives.values())
         for q, found in negatives.items():

@@ -27,7 +27,7 @@ def train_encoder(
 ) -> None:
     """Train a static encoder on INDEX_DIR's posts with MiniLM as teacher; print its encoder.json."""
     from ..encoders import encoder_home
-    from ..encoders.train import TrainConfig, train
+    from ..encoders.train import TrainConfig, checked, train
     from ..indexes.dense import DenseIndex
     from ..store import Store
 
@@ -38,25 +38,16 @@ def train_encoder(
         raise InputError(f"--out {target} is a file, not a folder for an encoder.")
     if target.is_dir() and any(target.iterdir()) and not (target / "encoder.json").is_file():
         raise InputError(f"{target} holds files that are not an encoder's: choose a new or empty folder (nothing was changed).")
-    if epochs < 1 or teacher_budget < 1:
-        raise InputError("--epochs and --teacher-budget must be at least 1.")
-    if links < 0 or hard_negatives < 0 or negative_depth < 1:
-        raise InputError("--links and --hard-negatives must be at least 0, --negative-depth at least 1.")
-    if hard_negatives > 0:
-        if contrastive <= 0:
-            raise InputError("--hard-negatives join the question -> answer term: give it a weight with --contrastive (nothing was changed).")
-        from ..indexes.text_index import TextIndex
-
-        TextIndex.open(index_dir)  # its BM25 gives the negatives: a missing text index is an error now, not after the teacher
     if teacher_index is not None and not DenseIndex.exists(teacher_index):
         raise InputError(f"--teacher-index {teacher_index} holds no dense vectors: build it with "
                          "`mathsearch index --dense --encoder minilm` (nothing was changed).")
     config = TrainConfig(seed=seed, epochs=epochs, teacher_budget=teacher_budget, latex_vocab=latex_vocab,
                          contrastive=contrastive, anchor=anchor, links=links, hard_negatives=hard_negatives,
                          negative_depth=negative_depth)
+    checked(config, index_dir)  # before the store is read: an option that cannot train says so first
     with Store.open(index_dir) as store:
         info = train(store, target, name, config, teacher_index=teacher_index, source=str(index_dir.resolve()),
-                     text_index=index_dir if hard_negatives > 0 else None)
+                     text_index=index_dir)
     print_json({**info, "path": str(target)})
 
 

@@ -115,16 +115,16 @@ def link_pairs(store, ids: list[int], parent: dict[int, int], held: Collection[i
     return np.asarray(rows, dtype=np.int64).reshape(-1, 2)
 
 
-def bm25_negatives(index_dir: str | Path, store, questions: list[int], depth: int,
+def bm25_negatives(text, store, questions: list[int], depth: int, thread_of: dict[int, int],
                    max_terms: int = 64) -> dict[int, list[int]]:
     """Hard negatives: each question's best ``depth`` answers by BM25 over answer text (words and
-    formulae; the question's title, body and tags, its ``max_terms`` best terms), leaving out the
-    answers of its own thread and of threads linked to it (those may well answer it)."""
+    formulae; the question's title, body and tags, its ``max_terms`` best terms) in ``text`` (a
+    :class:`~mathsearch.indexes.text_index.TextIndex`), leaving out the answers of its own thread and of
+    threads linked to it (those may well answer it).  ``thread_of``: answer id -> question id."""
     from ..indexes.documents import QueryBags
-    from ..indexes.text_index import Clause, TextIndex
+    from ..indexes.text_index import Clause
 
-    text = TextIndex.open(index_dir)
-    clauses = [Clause("words", "body"), Clause("math", "body_math")]
+    clauses = [Clause("words", "body"), Clause("math", "body_math")]  # bm25-answer's fields
     posts = store.posts(questions)
     linked = store.linked_many(questions)
     out: dict[int, list[int]] = {}
@@ -134,17 +134,16 @@ def bm25_negatives(index_dir: str | Path, store, questions: list[int], depth: in
             continue
         found = text.search_answers(QueryBags.of_text(post.title or "", post.text, post.tags), clauses,
                                     depth * 2 + 10, max_terms)
-        hits = sorted(found, key=lambda a: (-found[a], a))
-        threads = {p.post_id: p.thread_id for p in store.posts(hits).values()}
         skip = {q, *linked.get(q, ())}
-        out[q] = [a for a in hits if threads.get(a) not in skip][:depth]
+        out[q] = [a for a in sorted(found, key=lambda a: (-found[a], a)) if thread_of.get(a) not in skip][:depth]
     return out
 
 
 def without_itself(logits, rows: np.ndarray, columns: np.ndarray):
     """``logits`` (a torch tensor, rows x columns of post positions) with every cell whose column is its
     row's own post at -inf: a link's other direction in the same batch would put the asked question
-    among its own negatives.  The diagonal (each row's label) never names its own post."""
+    among its own negatives.  The diagonal (each row's label) never names its own post; answer columns
+    never name a question, so the question -> answer term is unchanged by it."""
     import torch
 
     return logits.masked_fill(torch.from_numpy(columns[None, :] == rows[:, None]), float("-inf"))
@@ -153,9 +152,9 @@ def without_itself(logits, rows: np.ndarray, columns: np.ndarray):
 def drawn_negatives(qs: np.ndarray, negatives: dict[int, list[int]], k: int, rng: np.random.Generator) -> np.ndarray:
     """Post positions of up to ``k`` hard negatives drawn (seeded) for each question of a batch."""
     drawn: list[int] = []
-    for q in qs.tolist():
+    for q in qs.tolist() if k > 0 else ():
         found = negatives.get(int(q), [])
-        if k > 0 and found:
+        if found:
             drawn.extend(rng.choice(found, min(k, len(found)), replace=False).tolist())
     return np.asarray(drawn, dtype=np.int64)
 
@@ -222,18 +221,34 @@ def teacher_vectors(ids: list[int], texts: list[str], teacher_index: Path | None
     return pos, vecs
 
 
+def checked(config: TrainConfig, text_index: str | Path | None = None):
+    """Refuse a config that cannot train, before any work (the teacher alone takes ~25 min at full
+    size); the text index whose BM25 gives the hard negatives, opened (None without them)."""
+    if config.anchor not in ANCHORS:
+        raise InputError(f"unknown contrastive anchor {config.anchor!r}: {', '.join(ANCHORS)}.")
+    if config.epochs < 1 or config.teacher_budget < 1:
+        raise InputError("--epochs and --teacher-budget must be at least 1.")
+    if config.links < 0 or config.hard_negatives < 0 or config.negative_depth < 1:
+        raise InputError("--links and --hard-negatives must be at least 0, --negative-depth at least 1 (nothing was changed).")
+    if config.hard_negatives <= 0:
+        return None
+    if config.contrastive <= 0:
+        raise InputError("--hard-negatives join the question -> answer term: give it a weight with --contrastive "
+                         "(nothing was changed).")
+    if text_index is None:
+        raise InputError("hard negatives come from BM25: give the index whose text index to search (--index).")
+    from ..indexes.text_index import TextIndex
+
+    return TextIndex.open(text_index)
+
+
 def train(store, out: str | Path, name: str, config: TrainConfig | None = None, *,
           teacher_index: str | Path | None = None, source: str = "", progress: Progress | None = None,
           teacher_posts: set[int] | None = None, text_index: str | Path | None = None) -> dict[str, Any]:
     """Train a static encoder on ``store``'s posts and save it to ``out``; returns its ``encoder.json``.
     ``text_index``: the index folder whose BM25 gives ``config.hard_negatives`` (needed only for them)."""
     config = config or TrainConfig()
-    if config.anchor not in ANCHORS:
-        raise InputError(f"unknown contrastive anchor {config.anchor!r}: {', '.join(ANCHORS)}.")
-    if config.hard_negatives > 0 and text_index is None:
-        raise InputError("hard negatives come from BM25: give the index whose text index to search (--index).")
-    if config.hard_negatives > 0 and config.contrastive <= 0:
-        raise InputError("hard negatives join the question -> answer term: give it a weight (--contrastive).")
+    text = checked(config, text_index)
     quiet_hf()
     try:
         import torch
@@ -279,20 +294,19 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
     pairs = np.asarray([(index_of[q], index_of[a]) for a, q in parent.items()
                         if q in index_of and index_of[q] not in held and index_of[a] not in held], dtype=np.int64)
     row_of = {int(k): r for r, k in enumerate(pos)}  # post position -> row of ``target``
-    if config.anchor == "teacher" and len(pairs):
-        pairs = pairs[[int(q) in row_of for q in pairs[:, 0]]]
-    if config.contrastive <= 0:
-        pairs = pairs[:0]
-    else:
-        pairs = pairs[capped_pairs(pairs, row_of, min(config.pair_budget, len(pos)), rng)]
-    # duplicate and related questions, capped as the answer pairs are; the question side as ``anchor``
-    linked = link_pairs(store, ids, parent, held) if config.links > 0 else np.zeros((0, 2), dtype=np.int64)
-    if config.anchor == "teacher" and len(linked):
-        linked = linked[[int(q) in row_of for q in linked[:, 0]]]
-    linked = linked[capped_pairs(linked, row_of, min(config.pair_budget, len(pos)), rng)]
+
+    def trained_pairs(rows: np.ndarray) -> np.ndarray:
+        """The pairs a term trains on: with the teacher anchor only questions it embedded, then capped."""
+        if config.anchor == "teacher" and len(rows):
+            rows = rows[np.isin(rows[:, 0], pos)]
+        return rows[capped_pairs(rows, row_of, min(config.pair_budget, len(pos)), rng)]
+
+    pairs = trained_pairs(pairs) if config.contrastive > 0 else pairs[:0]
+    # duplicate and related questions, the second automatic judgement
+    linked = trained_pairs(link_pairs(store, ids, parent, held)) if config.links > 0 else pairs[:0]
     negatives: dict[int, list[int]] = {}
-    if config.hard_negatives > 0 and len(pairs):
-        mined = bm25_negatives(text_index, store, sorted({ids[q] for q in pairs[:, 0].tolist()}), config.negative_depth)
+    if text is not None and len(pairs):
+        mined = bm25_negatives(text, store, sorted({ids[q] for q in pairs[:, 0].tolist()}), config.negative_depth, parent)
         negatives = {index_of[q]: [index_of[a] for a in found if a in index_of and index_of[a] not in held]
                      for q, found in mined.items()}
     needed = sorted(set(pos.tolist()) | set(pairs.ravel().tolist()) | set(linked.ravel().tolist())
@@ -315,6 +329,20 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
     def distance(rows: np.ndarray) -> torch.Tensor:  # rows index pos (posts with a teacher vector)
         return 1.0 - (bag(pos[rows]) * target_t[rows]).sum(dim=1).mean()
 
+    def contrastive_pass(rows: np.ndarray, weight: float, hard: int = 0) -> None:
+        """One epoch of InfoNCE over ``rows`` (question, wanted post): each question against its own
+        post, the others of its batch and ``hard`` BM25 negatives of its own (never against itself)."""
+        batches = rows[rng.permutation(len(rows))]
+        for i in range(0, len(batches), config.batch):
+            asked, wanted = batches[i : i + config.batch, 0], batches[i : i + config.batch, 1]
+            columns = np.concatenate([wanted, drawn_negatives(asked, negatives, hard, rng)])
+            logits = question_anchors(config.anchor, asked, row_of, target_t, bag) @ bag(columns).T / config.temperature
+            loss = weight * torch.nn.functional.cross_entropy(without_itself(logits, asked, columns),
+                                                              torch.arange(len(asked)))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
     with torch.no_grad():
         first = float(distance(val))
     best, best_state, stale, history = first, emb.weight.detach().clone(), 0, []
@@ -328,30 +356,9 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
             loss.backward()
             opt.step()
         if config.contrastive > 0 and len(pairs):
-            batches = pairs[rng.permutation(len(pairs))]
-            for i in range(0, len(batches), config.batch):
-                qs, ans = batches[i : i + config.batch, 0], batches[i : i + config.batch, 1]
-                anchors = question_anchors(config.anchor, qs, row_of, target_t, bag)
-                candidates = bag(ans)
-                hard = drawn_negatives(qs, negatives, config.hard_negatives, rng)
-                if len(hard):  # more columns: each question's own answer stays its label
-                    candidates = torch.cat([candidates, bag(hard)])
-                logits = anchors @ candidates.T / config.temperature
-                labels = torch.arange(len(qs))
-                loss = config.contrastive * torch.nn.functional.cross_entropy(logits, labels)
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
+            contrastive_pass(pairs, config.contrastive, config.hard_negatives)
         if config.links > 0 and len(linked):
-            batches = linked[rng.permutation(len(linked))]
-            for i in range(0, len(batches), config.batch):
-                asked, alike = batches[i : i + config.batch, 0], batches[i : i + config.batch, 1]
-                logits = question_anchors(config.anchor, asked, row_of, target_t, bag) @ bag(alike).T / config.temperature
-                logits = without_itself(logits, asked, alike)
-                loss = config.links * torch.nn.functional.cross_entropy(logits, torch.arange(len(asked)))
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
+            contrastive_pass(linked, config.links)
         with torch.no_grad():
             now = float(distance(val))
         history.append(round(now, 5))
