@@ -28,7 +28,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 
 from mathsearch.encoders.static import StaticEncoder  # noqa: E402
-from mathsearch.encoders.train import ANCHORS, TrainConfig, train  # noqa: E402
+from mathsearch.encoders.train import ANCHORS, TrainConfig, checked, train  # noqa: E402
+from mathsearch.errors import InputError  # noqa: E402
 from mathsearch.indexes.build import build_index  # noqa: E402
 from mathsearch.indexes.dense import post_passages  # noqa: E402
 from mathsearch.indexes.directory import read_manifest  # noqa: E402
@@ -55,12 +56,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hard-negatives", type=int, default=0, help="train-encoder --hard-negatives: BM25 negatives")
     ap.add_argument("--systems", default="bm25-thread,ours")
     args = ap.parse_args(argv)
-    args.work.mkdir(parents=True, exist_ok=True)
-    with Store.open(args.index) as store:
-        q_ids, q_texts, a_ids, a_texts, parent = post_passages(store)
-    thread = {q: q for q in q_ids} | {a: parent.get(a, a) for a in a_ids}
     config = TrainConfig(seed=args.seed, epochs=args.epochs, contrastive=args.contrastive, anchor=args.anchor,
                          links=args.links, hard_negatives=args.hard_negatives)
+    try:  # a wrong --index or option is said before --work is made, not as a traceback
+        checked(config, args.index)
+        with Store.open(args.index) as store:
+            q_ids, q_texts, a_ids, a_texts, parent = post_passages(store)
+    except InputError as exc:
+        print(f"crossfit_encoder: {exc}", file=sys.stderr)
+        return 2
+    args.work.mkdir(parents=True, exist_ok=True)
+    thread = {q: q for q in q_ids} | {a: parent.get(a, a) for a in a_ids}
     students = []
     for f in range(args.folds):
         out = args.work / f"student-{f}"
