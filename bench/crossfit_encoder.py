@@ -2,7 +2,7 @@
 
     python bench/crossfit_encoder.py --index MINILM_INDEX --work DIR [--folds 2] [--contrastive 0.3]
                                      [--anchor mixed|teacher|student] [--epochs 15] [--seed 13] [--systems bm25-thread,ours]
-                                     [--links 0.3] [--hard-negatives 1]
+                                     [--links 0.3] [--hard-negatives 1] [--bigrams 131072]
 
 At full size the teacher (MiniLM, 8.6 posts per CPU second) embeds a budget of posts (tens of
 thousands of 2.4M); the student then encodes millions of posts it was never fitted on.  On the
@@ -54,10 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--links", type=float, default=0.0, help="train-encoder --links: duplicate / related questions")
     ap.add_argument("--hard-negatives", type=int, default=0, help="train-encoder --hard-negatives: BM25 negatives")
+    ap.add_argument("--bigrams", type=int, default=0, help="train-encoder --bigrams: hashed word-piece pair buckets")
     ap.add_argument("--systems", default="bm25-thread,ours")
     args = ap.parse_args(argv)
     config = TrainConfig(seed=args.seed, epochs=args.epochs, contrastive=args.contrastive, anchor=args.anchor,
-                         links=args.links, hard_negatives=args.hard_negatives)
+                         links=args.links, hard_negatives=args.hard_negatives, bigrams=args.bigrams)
     try:  # a wrong --index or option is said before --work is made, not as a traceback
         checked(config, args.index)
         with Store.open(args.index) as store:

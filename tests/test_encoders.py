@@ -158,7 +158,8 @@ def test_train_command_refuses_a_place_that_is_not_for_an_encoder(tiny, tmp_path
     # hard negatives without the term they join, or an index without a text index to mine them from
     for extra, words in ((["--hard-negatives", "2"], "give it a weight with --contrastive"),
                          (["--hard-negatives", "2", "--contrastive", "0.3", "--index", str(tmp_path)], "has no text index"),
-                         (["--links", "-1"], "must be at least 0")):
+                         (["--links", "-1"], "must be at least 0"),
+                         (["--bigrams", "-5"], "--bigrams must be at least 0")):
         result = CliRunner().invoke(app, ["train-encoder", "--index", str(index), "--name", "x", "--out",
                                           str(tmp_path / "enc"), *extra])
         assert result.exit_code == 2 and words in result.output, result.output
@@ -322,6 +323,43 @@ def test_links_and_bm25_hard_negatives_join_training(tiny, tmp_path):
     assert both["config"]["links"] == 0.5 and both["config"]["hard_negatives"] == 2
     assert both["fingerprint"] != info["fingerprint"]
     assert both["training"]["val_distance_best"] < both["training"]["val_distance_start"]
+
+
+def test_a_bigram_student_adds_pair_rows_and_reloads_identically(tiny, tmp_path):
+    """--bigrams B: B zero-started rows after the word pieces', one per hashed pair of neighbours; the
+    encoder reads B from its encoder.json, and a pair never spans two passages of one batch."""
+    import dataclasses
+
+    from mathsearch.encoders.static import pair_rows
+
+    index, folder, info = tiny
+    with Store.open(index) as store:
+        bi = train(store, tmp_path / "bi", "bi", dataclasses.replace(TINY, bigrams=64))
+    plain, student = StaticEncoder.load(folder), StaticEncoder.load(tmp_path / "bi")
+    assert bi["config"]["bigrams"] == 64 and info["config"]["bigrams"] == 0
+    assert student.table.shape[0] == plain.table.shape[0] + 64 and student.vocab == plain.table.shape[0]
+    assert student.table[student.vocab:].any()  # the pairs were trained, from zero
+    text = "Let $x^2 + \\frac{1}{2}$ be prime"
+    (pieces,), (rows,) = plain.token_ids([text]), student.token_ids([text])
+    assert rows[: len(pieces)] == pieces and len(rows) == 2 * len(pieces) - 1
+    assert all(student.vocab <= r < student.vocab + 64 for r in rows[len(pieces):])
+    assert rows[len(pieces):] == pair_rows(np.asarray(pieces), student.vocab, 64).tolist()
+    # the batch's vectors are each passage's alone: no pair across the boundary of two texts
+    texts = [text, "Are there infinitely many primes?", "", "$a$"]
+    batch = student.encode(texts)
+    alone = np.vstack([student.encode([t]) for t in texts])
+    assert np.allclose(batch, alone, atol=1e-6)
+    # by hand: the sum of the word pieces' rows and the pairs' rows, normalised
+    by_hand = student.table[rows].sum(axis=0)
+    assert np.allclose(batch[0], by_hand / np.linalg.norm(by_hand), atol=1e-5)
+    assert not np.allclose(batch[0], plain.encode([text])[0], atol=1e-3)
+    assert np.array_equal(load_encoder(str(tmp_path / "bi")).encode(texts), batch)
+    # an encoder.json that claims more buckets than its table has rows is refused on load
+    meta = json.loads((tmp_path / "bi" / "encoder.json").read_text())
+    meta["config"]["bigrams"] = 10_000
+    (tmp_path / "bi" / "encoder.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match="per bigram bucket"):
+        StaticEncoder.load(tmp_path / "bi")
 
 
 def test_a_link_batch_never_scores_a_question_against_itself():

@@ -24,6 +24,7 @@ def train_encoder(
     links: float = typer.Option(0.0, "--links", help="Weight of a question <-> question term over the collection's duplicate and related links (0: off)."),
     hard_negatives: int = typer.Option(0, "--hard-negatives", help="Per question of the question -> answer term, this many of its BM25 answers (from --index's text index, outside its thread) as negatives (0: off)."),
     negative_depth: int = typer.Option(20, "--negative-depth", help="... drawn from its best this many by BM25."),
+    bigrams: int = typer.Option(0, "--bigrams", help="Hashed buckets for pairs of neighbouring word pieces, each a row of its own (0: off; README: 131072)."),
 ) -> None:
     """Train a static encoder on INDEX_DIR's posts with MiniLM as teacher; print its encoder.json."""
     from ..encoders import encoder_home
@@ -43,7 +44,7 @@ def train_encoder(
                          "`mathsearch index --dense --encoder minilm` (nothing was changed).")
     config = TrainConfig(seed=seed, epochs=epochs, teacher_budget=teacher_budget, latex_vocab=latex_vocab,
                          contrastive=contrastive, anchor=anchor, links=links, hard_negatives=hard_negatives,
-                         negative_depth=negative_depth)
+                         negative_depth=negative_depth, bigrams=bigrams)
     checked(config, index_dir)  # before the store is read: an option that cannot train says so first
     with Store.open(index_dir) as store:
         info = train(store, target, name, config, teacher_index=teacher_index, source=str(index_dir.resolve()),

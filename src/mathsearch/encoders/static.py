@@ -1,5 +1,8 @@
 """Static encoders: a word-piece tokenizer and one vector per token; a passage's vector is the
 normalised sum of its tokens' vectors (token weights live in the vectors' norms, as in model2vec).
+A student trained with ``bigrams = B`` (``config`` of its ``encoder.json``) has B more rows after
+the tokenizer's: each pair of neighbouring word pieces adds the row its hash falls in (fastText's
+hashed n-grams), so that ``\\frac`` ``{`` or "prime" "number" can mean more than their parts.
 
 Encoding needs only ``tokenizers`` and numpy (no torch): thousands of posts a second per core.
 Saved as a folder: ``encoder.json`` (name, kind, version, dim, config, trained_on, speed),
@@ -20,6 +23,13 @@ from .base import Progress, normalise
 
 MAX_TOKENS = 256  # the teacher (MiniLM) reads 256 word pieces: the student is trained on the same cut
 CHUNK = 1024
+PAIR_PRIME = 1_000_003  # a word-piece pair (a, b) falls in bucket (a * PAIR_PRIME + b) % bigrams
+
+
+def pair_rows(ids: np.ndarray, vocab: int, buckets: int) -> np.ndarray:
+    """The bigram rows of a run of word-piece ids (``vocab`` + bucket), one per neighbouring pair, in order."""
+    ids = np.asarray(ids, dtype=np.int64)
+    return vocab + (ids[:-1] * PAIR_PRIME + ids[1:]) % buckets
 
 
 class StaticEncoder:
@@ -31,6 +41,8 @@ class StaticEncoder:
         tokenizer.no_truncation()
         self.table = np.ascontiguousarray(table, dtype=np.float32)
         self.max_tokens = int(info.get("config", {}).get("max_tokens", max_tokens))
+        self.bigrams = int(info.get("config", {}).get("bigrams", 0) or 0)
+        self.vocab = self.table.shape[0] - self.bigrams  # rows of single word pieces; the buckets follow
         self._info = {**info, "dim": int(self.table.shape[1])}
         self.name = str(info.get("name", "static"))
         self.dim = int(self.table.shape[1])
@@ -38,23 +50,35 @@ class StaticEncoder:
     def info(self) -> dict[str, Any]:
         return dict(self._info)
 
-    def token_ids(self, texts: list[str]) -> list[list[int]]:
+    def pieces(self, texts: list[str]) -> list[list[int]]:
+        """Each passage's first ``max_tokens`` word pieces."""
         return [e.ids[: self.max_tokens] for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """The table rows each passage sums: its word pieces, then their pairs' buckets."""
+        pieces = self.pieces(texts)
+        if not self.bigrams:
+            return pieces
+        return [ids + pair_rows(ids, self.vocab, self.bigrams).tolist() for ids in pieces]
 
     def encode(self, texts: list[str], progress: Progress | None = None, stage: str = "dense") -> np.ndarray:
         from scipy.sparse import csr_matrix
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        vocab = self.table.shape[0]
+        rows_total = self.table.shape[0]
         for start in range(0, len(texts), CHUNK):
-            ids = self.token_ids(texts[start : start + CHUNK])
-            lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
-            flat = np.fromiter((t for i in ids for t in i), dtype=np.int64, count=int(lengths.sum()))
-            indptr = np.concatenate(([0], np.cumsum(lengths)))
-            # bag of tokens (posts x vocabulary, counts summed) times the table: no row copies
-            bags = csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(ids), vocab))
-            bags.sum_duplicates()
-            out[start : start + len(ids)] = bags @ self.table
+            chunk = texts[start : start + CHUNK]
+            pieces = self.pieces(chunk)
+            lengths = np.fromiter((len(i) for i in pieces), dtype=np.int64, count=len(pieces))
+            flat = np.fromiter((t for i in pieces for t in i), dtype=np.int64, count=int(lengths.sum()))
+            post = np.repeat(np.arange(len(pieces)), lengths)
+            if self.bigrams and len(flat) > 1:
+                same = post[:-1] == post[1:]  # a pair never spans two passages
+                pairs = pair_rows(flat, self.vocab, self.bigrams)[same]
+                flat, post = np.concatenate([flat, pairs]), np.concatenate([post, post[:-1][same]])
+            # bag of rows (posts x table rows, counts summed) times the table: no row copies
+            bags = csr_matrix((np.ones(len(flat), dtype=np.float32), (post, flat)), shape=(len(pieces), rows_total))
+            out[start : start + len(pieces)] = bags @ self.table
             if progress:
                 progress(stage, min(start + CHUNK, len(texts)), len(texts))
         return normalise(out)
@@ -89,7 +113,11 @@ class StaticEncoder:
             table = np.load(folder / "embeddings.npy")
         except (OSError, ValueError, Exception) as exc:  # tokenizers raises its own Exception type
             raise InputError(f"{folder} is not a complete static encoder (encoder.json, tokenizer.json, embeddings.npy): {exc}.") from None
-        if table.ndim != 2 or table.shape[0] < tokenizer.get_vocab_size():
-            raise InputError(f"{folder}/embeddings.npy has shape {table.shape}, not one row per token of its tokenizer.")
+        bigrams = info.get("config", {}).get("bigrams", 0) or 0
+        if not isinstance(bigrams, int) or bigrams < 0:
+            raise InputError(f"{folder}/encoder.json: config.bigrams is {bigrams!r}, not a count of buckets.")
+        if table.ndim != 2 or table.shape[0] < tokenizer.get_vocab_size() + bigrams:
+            raise InputError(f"{folder}/embeddings.npy has shape {table.shape}, not one row per token of its tokenizer"
+                             f" and per bigram bucket ({bigrams}).")
         info["path"] = str(folder.resolve())
         return cls(tokenizer, table, info)

@@ -66,6 +66,7 @@ class TrainConfig:
     val_fraction: float = 0.1
     patience: int = 3
     max_tokens: int = 256
+    bigrams: int = 0  # hashed buckets for neighbouring word-piece pairs (0: single word pieces only; README)
     threads: int = 2
     base: str = "static-minilm"  # the starting table: static-minilm (distilled MiniLM) or random
     extra: dict[str, Any] = field(default_factory=dict)
@@ -228,6 +229,8 @@ def checked(config: TrainConfig, text_index: str | Path | None = None):
         raise InputError(f"unknown contrastive anchor {config.anchor!r}: {', '.join(ANCHORS)}.")
     if config.epochs < 1 or config.teacher_budget < 1:
         raise InputError("--epochs and --teacher-budget must be at least 1.")
+    if config.bigrams < 0:
+        raise InputError(f"--bigrams must be at least 0 (a count of hashed buckets), not {config.bigrams} (nothing was changed).")
     if config.links < 0 or config.hard_negatives < 0 or config.negative_depth < 1:
         raise InputError("--links and --hard-negatives must be at least 0, --negative-depth at least 1 (nothing was changed).")
     if config.hard_negatives <= 0:
@@ -282,7 +285,10 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
     table = extend_vocabulary(tokenizer, table, words)
     if table.shape[1] != target.shape[1]:
         raise InputError(f"student has {table.shape[1]} dimensions, teacher {target.shape[1]}: they must agree.")
-    draft = StaticEncoder(tokenizer, table, {"name": name, "config": {"max_tokens": config.max_tokens}})
+    # the pair buckets start at zero: the student starts as the single-piece table and learns what pairs add
+    table = np.vstack([table, np.zeros((config.bigrams, table.shape[1]), dtype=np.float32)])
+    draft = StaticEncoder(tokenizer, table, {"name": name, "config": {"max_tokens": config.max_tokens,
+                                                                      "bigrams": config.bigrams}})
     order = rng.permutation(len(pos))
     n_val = max(1, int(len(pos) * config.val_fraction))
     val, fit = order[:n_val], order[n_val:]
