@@ -27,7 +27,7 @@ PAIR_PRIME = 1_000_003  # a word-piece pair (a, b) falls in bucket (a * PAIR_PRI
 
 
 def pair_rows(ids: np.ndarray, vocab: int, buckets: int) -> np.ndarray:
-    """The bigram rows of a run of word-piece ids (``vocab`` + bucket), one per neighbouring pair, in order."""
+    """The bigram rows of one passage's word-piece ids (``vocab`` + bucket), one per neighbouring pair, in order."""
     ids = np.asarray(ids, dtype=np.int64)
     return vocab + (ids[:-1] * PAIR_PRIME + ids[1:]) % buckets
 
@@ -50,13 +50,9 @@ class StaticEncoder:
     def info(self) -> dict[str, Any]:
         return dict(self._info)
 
-    def pieces(self, texts: list[str]) -> list[list[int]]:
-        """Each passage's first ``max_tokens`` word pieces."""
-        return [e.ids[: self.max_tokens] for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
-
     def token_ids(self, texts: list[str]) -> list[list[int]]:
-        """The table rows each passage sums: its word pieces, then their pairs' buckets."""
-        pieces = self.pieces(texts)
+        """The table rows each passage sums: its first ``max_tokens`` word pieces, then their pairs' buckets."""
+        pieces = [e.ids[: self.max_tokens] for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
         if not self.bigrams:
             return pieces
         return [ids + pair_rows(ids, self.vocab, self.bigrams).tolist() for ids in pieces]
@@ -67,18 +63,14 @@ class StaticEncoder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         rows_total = self.table.shape[0]
         for start in range(0, len(texts), CHUNK):
-            chunk = texts[start : start + CHUNK]
-            pieces = self.pieces(chunk)
-            lengths = np.fromiter((len(i) for i in pieces), dtype=np.int64, count=len(pieces))
-            flat = np.fromiter((t for i in pieces for t in i), dtype=np.int64, count=int(lengths.sum()))
-            post = np.repeat(np.arange(len(pieces)), lengths)
-            if self.bigrams and len(flat) > 1:
-                same = post[:-1] == post[1:]  # a pair never spans two passages
-                pairs = pair_rows(flat, self.vocab, self.bigrams)[same]
-                flat, post = np.concatenate([flat, pairs]), np.concatenate([post, post[:-1][same]])
+            ids = self.token_ids(texts[start : start + CHUNK])
+            lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
+            flat = np.fromiter((t for i in ids for t in i), dtype=np.int64, count=int(lengths.sum()))
+            indptr = np.concatenate(([0], np.cumsum(lengths)))
             # bag of rows (posts x table rows, counts summed) times the table: no row copies
-            bags = csr_matrix((np.ones(len(flat), dtype=np.float32), (post, flat)), shape=(len(pieces), rows_total))
-            out[start : start + len(pieces)] = bags @ self.table
+            bags = csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(ids), rows_total))
+            bags.sum_duplicates()
+            out[start : start + len(ids)] = bags @ self.table
             if progress:
                 progress(stage, min(start + CHUNK, len(texts)), len(texts))
         return normalise(out)
