@@ -1,7 +1,7 @@
 """Encoders side by side on the sample's posts: speed and dense-only retrieval quality.
 
     python bench/bench_encoders.py --index INDEX_DIR [--encoders minilm,static-minilm,PATH,PATH@minilm...]
-                                   [--minilm-sample 300] [--years 2020,2021]
+                                   [--minilm-lengths 128,64] [--minilm-sample 300] [--years 2020,2021]
 
 For each encoder: posts per CPU second on one core (torch and tokenizers held to one thread, the
 process's CPU time, so other work on the machine does not skew it; MiniLM timed on
@@ -11,8 +11,9 @@ topic (title + question) against every answer (question title + answer) by cosin
 nDCG@10 (unjudged = non-relevant) and nDCG' with ``--collection-only`` qrels.  MiniLM's answer
 vectors are read from INDEX_DIR when it was built with ``--dense --encoder minilm`` (else
 embedded, minutes).  ``DOCS@QUERIES`` encodes the posts with one encoder and the topics with
-another (a static student lives in its MiniLM teacher's space).  Only the 2020 and 2021 topics
-are allowed here.
+another (a static student lives in its MiniLM teacher's space).  ``--minilm-lengths N,...`` adds
+MiniLM reading only the first N word pieces of each post (256 by default), topics by MiniLM as it
+is: the issue's "shorter input" candidate.  Only the 2020 and 2021 topics are allowed here.
 """
 
 from __future__ import annotations
@@ -92,20 +93,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--encoders", default="minilm,static-minilm")
     ap.add_argument("--minilm-sample", type=int, default=300)
+    ap.add_argument("--minilm-lengths", default="", help="also MiniLM on the first N word pieces of each post, N,...")
     ap.add_argument("--years", default="2020,2021")
     args = ap.parse_args(argv)
     years = [y for y in args.years.split(",") if y]
     if any(y not in ALLOWED for y in years):
         sys.exit(f"only {', '.join(ALLOWED)} may be used here")
+    try:
+        lengths = [int(n) for n in args.minilm_lengths.split(",") if n.strip()]
+    except ValueError:
+        ap.error(f"--minilm-lengths takes word-piece counts, N,...: not {args.minilm_lengths!r}")
+    if any(not 1 <= n <= 256 for n in lengths):
+        ap.error(f"--minilm-lengths must lie in 1..256 (MiniLM reads at most 256 word pieces): {args.minilm_lengths!r}")
     ids, texts = answer_passages(args.index)
     data = year_data(args.index, years)
     one_thread()
     rows = []
     loaded: dict[str, object] = {}
-    for spec in [e for e in args.encoders.split(",") if e]:
+    specs = [e for e in args.encoders.split(",") if e] + [f"minilm:{n}@minilm" for n in lengths]
+
+    def get(name: str):
+        if name not in loaded:
+            short = name.startswith("minilm:")  # MiniLM cut to the first N word pieces
+            loaded[name] = load_encoder("minilm" if short else name)
+            if short:
+                loaded[name].model.max_seq_length = int(name.partition(":")[2])
+        return loaded[name]
+
+    for spec in specs:
         name, _, query_name = spec.partition("@")  # DOCS@QUERIES: documents by one, topics by another
-        encoder = loaded.setdefault(name, load_encoder(name))
-        querier = loaded.setdefault(query_name, load_encoder(query_name)) if query_name else encoder
+        encoder = get(name)
+        querier = get(query_name) if query_name else encoder
         kind = encoder.info().get("kind")
         timed = texts[: args.minilm_sample] if kind == "minilm" else texts
         # CPU seconds of this process (one thread): a per-core rate that a busy machine does not skew
@@ -113,14 +131,15 @@ def main(argv: list[str] | None = None) -> int:
         encoder.encode(timed)
         rate = len(timed) / (time.process_time() - started)
         vectors = None
-        if kind == "minilm" and DenseIndex.exists(args.index):
+        if name == "minilm" and DenseIndex.exists(args.index):
             dense = DenseIndex.open(args.index)
             if dense.encoder_name == "minilm" and list(dense.answer_ids) == ids:
                 vectors = np.asarray(dense.answers, dtype=np.float32)
         if vectors is None:
             vectors = encoder.encode(texts)
         scores = dense_only(querier, ids, vectors, data)
-        label = encoder.info().get("name", name) + (f" (topics by {query_name})" if query_name else "")
+        label = (f"minilm, first {name.partition(':')[2]} word pieces" if name.startswith("minilm:")
+                 else encoder.info().get("name", name)) + (f" (topics by {query_name})" if query_name else "")
         rows.append((label, rate, scores))
         print(f"  {name}: {rate:,.1f} posts/s/core", file=sys.stderr, flush=True)
     head = ["encoder", "posts per CPU s (1 thread)", "2.4M posts, 2 cores"]
