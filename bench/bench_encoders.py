@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--encoders", default="minilm,static-minilm")
     ap.add_argument("--minilm-sample", type=int, default=300)
-    ap.add_argument("--minilm-lengths", default="", help="also MiniLM on the first N word pieces of each post, N,...")
+    ap.add_argument(
+        "--minilm-lengths", default="", help="also MiniLM on the first N word pieces of each post, N,..."
+    )
     ap.add_argument("--years", default="2020,2021")
     args = ap.parse_args(argv)
     years = [y for y in args.years.split(",") if y]
@@ -104,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         ap.error(f"--minilm-lengths takes word-piece counts, N,...: not {args.minilm_lengths!r}")
     if any(not 1 <= n <= 256 for n in lengths):
-        ap.error(f"--minilm-lengths must lie in 1..256 (MiniLM reads at most 256 word pieces): {args.minilm_lengths!r}")
+        ap.error(
+            f"--minilm-lengths must lie in 1..256 (MiniLM reads at most 256 word pieces): {args.minilm_lengths!r}"
+        )
     ids, texts = answer_passages(args.index)
     data = year_data(args.index, years)
     one_thread()
@@ -138,8 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         if vectors is None:
             vectors = encoder.encode(texts)
         scores = dense_only(querier, ids, vectors, data)
-        label = (f"minilm, first {name.partition(':')[2]} word pieces" if name.startswith("minilm:")
-                 else encoder.info().get("name", name)) + (f" (topics by {query_name})" if query_name else "")
+        label = (
+            f"minilm, first {name.partition(':')[2]} word pieces"
+            if name.startswith("minilm:")
+            else encoder.info().get("name", name)
+        ) + (f" (topics by {query_name})" if query_name else "")
         rows.append((label, rate, scores))
         print(f"  {name}: {rate:,.1f} posts/s/core", file=sys.stderr, flush=True)
     head = ["encoder", "posts per CPU s (1 thread)", "2.4M posts, 2 cores"]
