@@ -13,7 +13,8 @@ vectors are read from INDEX_DIR when it was built with ``--dense --encoder minil
 embedded, minutes).  ``DOCS@QUERIES`` encodes the posts with one encoder and the topics with
 another (a static student lives in its MiniLM teacher's space).  ``--minilm-lengths N,...`` adds
 MiniLM reading only the first N word pieces of each post (256 by default), topics by MiniLM as it
-is: the issue's "shorter input" candidate.  Only the 2020 and 2021 topics are allowed here.
+is: the issue's "shorter input" candidate (``minilm:N`` in ``--encoders`` is the same).  Only the
+2020 and 2021 topics are allowed here.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 
-from mathsearch.encoders import load_encoder  # noqa: E402
+from mathsearch.encoders import check_encoder, load_encoder  # noqa: E402
+from mathsearch.encoders.builtin import MiniLMEncoder  # noqa: E402
+from mathsearch.errors import InputError  # noqa: E402
 from mathsearch.evaluation.measures import RANKED_MEASURES  # noqa: E402
 from mathsearch.evaluation.subcollection import restrict_qrels  # noqa: E402
 from mathsearch.evaluation.trec import TrecScorer, cut_depth  # noqa: E402
@@ -79,6 +82,16 @@ def dense_only(encoder, ids: list[int], vectors: np.ndarray, years: dict) -> dic
     return out
 
 
+def cut_to(name: str) -> int | None:
+    """N of ``minilm:N``, MiniLM reading each post's first N word pieces; None for any other encoder."""
+    if not name.startswith("minilm:"):
+        return None
+    n = name.partition(":")[2]
+    if not n.isdigit() or not 1 <= int(n) <= 256:
+        raise InputError(f"{name}: MiniLM reads 1 to 256 word pieces of a post (--minilm-lengths N,...).")
+    return int(n)
+
+
 def one_thread() -> None:
     try:
         import torch
@@ -101,27 +114,26 @@ def main(argv: list[str] | None = None) -> int:
     years = [y for y in args.years.split(",") if y]
     if any(y not in ALLOWED for y in years):
         sys.exit(f"only {', '.join(ALLOWED)} may be used here")
-    try:
-        lengths = [int(n) for n in args.minilm_lengths.split(",") if n.strip()]
-    except ValueError:
-        ap.error(f"--minilm-lengths takes word-piece counts, N,...: not {args.minilm_lengths!r}")
-    if any(not 1 <= n <= 256 for n in lengths):
-        ap.error(
-            f"--minilm-lengths must lie in 1..256 (MiniLM reads at most 256 word pieces): {args.minilm_lengths!r}"
-        )
-    ids, texts = answer_passages(args.index)
-    data = year_data(args.index, years)
+    specs = [e for e in args.encoders.split(",") if e]
+    specs += [f"minilm:{n.strip()}@minilm" for n in args.minilm_lengths.split(",") if n.strip()]
+    try:  # a wrong encoder or index is said in one line before any encoder runs (MiniLM takes minutes)
+        for spec in specs:
+            for name in spec.partition("@")[::2]:
+                if name:
+                    check_encoder("minilm" if cut_to(name) else name)
+        ids, texts = answer_passages(args.index)
+        data = year_data(args.index, years)
+    except InputError as exc:
+        print(f"bench_encoders: {exc}", file=sys.stderr)
+        return 2
     one_thread()
     rows = []
     loaded: dict[str, object] = {}
-    specs = [e for e in args.encoders.split(",") if e] + [f"minilm:{n}@minilm" for n in lengths]
 
     def get(name: str):
         if name not in loaded:
-            short = name.startswith("minilm:")  # MiniLM cut to the first N word pieces
-            loaded[name] = load_encoder("minilm" if short else name)
-            if short:
-                loaded[name].model.max_seq_length = int(name.partition(":")[2])
+            cut = cut_to(name)
+            loaded[name] = MiniLMEncoder(max_tokens=cut) if cut else load_encoder(name)
         return loaded[name]
 
     for spec in specs:
@@ -142,11 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         if vectors is None:
             vectors = encoder.encode(texts)
         scores = dense_only(querier, ids, vectors, data)
-        label = (
-            f"minilm, first {name.partition(':')[2]} word pieces"
-            if name.startswith("minilm:")
-            else encoder.info().get("name", name)
-        ) + (f" (topics by {query_name})" if query_name else "")
+        cut = cut_to(name)
+        label = f"minilm, first {cut} word pieces" if cut else encoder.info().get("name", name)
+        label += f" (topics by {query_name})" if query_name else ""
         rows.append((label, rate, scores))
         print(f"  {name}: {rate:,.1f} posts/s/core", file=sys.stderr, flush=True)
     head = ["encoder", "posts per CPU s (1 thread)", "2.4M posts, 2 cores"]

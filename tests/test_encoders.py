@@ -372,3 +372,19 @@ def test_a_link_batch_never_scores_a_question_against_itself():
     assert torch.isinf(out).tolist() == [[False, True, False], [True, False, False], [False, True, False]]
     loss = torch.nn.functional.cross_entropy(out, torch.arange(3))
     assert torch.isfinite(loss) and float(loss) < float(torch.nn.functional.cross_entropy(torch.zeros(3, 3), torch.arange(3)))
+
+
+def test_minilm_cut_to_its_first_word_pieces_says_so():
+    """MiniLMEncoder(max_tokens=N), bench_encoders' minilm:N: the same vectors for a short passage,
+    other vectors for a long one, the cut in its info, and a cut MiniLM cannot read refused."""
+    from mathsearch.encoders.builtin import MiniLMEncoder
+
+    full, cut = MiniLMEncoder(), MiniLMEncoder(max_tokens=8)
+    short = "prime numbers"
+    long = "Let $p$ be a prime greater than three; show that $p^2 - 1$ is divisible by twenty-four."
+    assert np.allclose(cut.encode([short]), full.encode([short]), atol=1e-5)
+    assert not np.allclose(cut.encode([long]), full.encode([long]), atol=1e-2)
+    assert cut.info()["config"]["max_tokens"] == 8 and "max_tokens" not in full.info()["config"]
+    for wrong in (0, 300):
+        with pytest.raises(InputError, match="word pieces"):
+            MiniLMEncoder(max_tokens=wrong)

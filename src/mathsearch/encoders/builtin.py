@@ -52,12 +52,22 @@ class MiniLMEncoder:
     dim = 384
     max_chars = MAX_CHARS
 
-    def __init__(self, batch: int = 64):
+    def __init__(self, batch: int = 64, max_tokens: int | None = None):
+        """``max_tokens``: read only each passage's first N word pieces (MiniLM's own limit is 256), a
+        faster, weaker encoder measured by ``bench/bench_encoders.py --minilm-lengths``."""
         self.model = load_minilm()
         self.batch = batch
+        self.max_tokens = max_tokens
+        if max_tokens is not None:
+            if not 1 <= max_tokens <= self.model.max_seq_length:
+                raise InputError(f"MiniLM reads 1 to {self.model.max_seq_length} word pieces, not {max_tokens}.")
+            self.model.max_seq_length = max_tokens
 
     def info(self) -> dict[str, Any]:
-        return dict(BUILTIN_INFO["minilm"])
+        info = dict(BUILTIN_INFO["minilm"])
+        if self.max_tokens is not None:
+            info["config"] = {**info["config"], "max_tokens": self.max_tokens}
+        return info
 
     def encode(self, texts: list[str], progress: Progress | None = None, stage: str = "dense") -> np.ndarray:
         out = []
