@@ -268,7 +268,7 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
         post = s.post(it.post_id) if it.post_id else None
         if post is None:
             return {"html": f'<p class="error">Post {Markup.escape(it.post_id or "?")} is not in the collection of '
-                            f"{Markup.escape(str(index_dir))}: judge it as a system failure (5).</p>", "matched": 0}
+                            f"{Markup.escape(index_dir.resolve().name)}: judge it as a system failure (5).</p>", "matched": 0}
         question = s.post(post.thread_id) if post.post_id != post.thread_id else None
         if it.kind == FORMULA:
             body = _marked_target(str(post_html(post.body, marks)), it.doc_id)
