@@ -95,3 +95,11 @@ def test_a_bare_task2_formula_is_the_formula(client, sample_index):
     assert page.text.count('<li class="group">') == 10
     assert "hl" in page.text  # the hits' formulae marked as the query's
     assert 'id="as-formula"' not in client.get("/", params={"q": "$x^2+y^2$", "task": 2}).text
+
+
+def test_decorating_part_of_a_ranking_gives_the_same_hits_at_the_same_ranks(searcher):
+    whole = searcher.search(HARMONIC, 1, k=30).hits
+    ranking, _ = searcher.rank(HARMONIC, 1, k=30)
+    assert searcher.decorate(ranking, 1, HARMONIC) == whole
+    some = [str(whole[i].id) for i in (0, 7, 29)]
+    assert searcher.decorate(ranking, 1, HARMONIC, some) == [whole[0], whole[7], whole[29]]
