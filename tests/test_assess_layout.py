@@ -6,6 +6,8 @@ squares take their grade's colour, which a legend names."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -60,7 +62,7 @@ def wait_ready(page, saves: int | None = None) -> None:
     page.wait_for_selector("#assess[data-state='ready'][data-pending='0']", timeout=30_000)
 
 
-def test_assessment_layout_at_1366x768(sample_index, pool):
+def test_assessment_layout_at_1366x768(sample_index, pool, tmp_path):
     with serve(create_app(sample_index, pool)) as base, chromium(viewport={"width": WIDTH, "height": HEIGHT}) as ctx:
         page = ctx.new_page()
         errors: list[str] = []
@@ -119,3 +121,8 @@ def test_assessment_layout_at_1366x768(sample_index, pool):
         assert "High" in page.inner_text("#legend li[data-grade='g3']")
         assert page.evaluate(GRADES_IN_VIEW)
         assert not errors, errors
+        shot = tmp_path / "assess.png"  # with MATHSEARCH_SCREENSHOTS=DIR, docs/screenshots/ is made so
+        page.screenshot(path=str(shot))
+        assert shot.stat().st_size > 5000
+        if os.environ.get("MATHSEARCH_SCREENSHOTS"):
+            shutil.copy(shot, Path(os.environ["MATHSEARCH_SCREENSHOTS"]) / shot.name)
