@@ -17,6 +17,7 @@ import pytest
 from web_support import chromium, serve
 
 from mathsearch.web.app import create_app
+from mathsearch.web.results import MORE_SHOWN
 
 QUESTION = "Why does the harmonic series $\\sum_{n=1}^{\\infty}\\frac{1}{n}$ diverge?"
 
@@ -187,7 +188,7 @@ def test_grouped_results_with_details_on_request(site, browser, shots):
     label = more.first.locator("summary").inner_text()
     n = int(label.split()[0])
     more.first.locator("summary").click()
-    assert page.locator("li.hit details.more").first.locator(".more-hit").count() == min(n, 5)
+    assert page.locator("li.hit details.more").first.locator(".more-hit").count() == min(n, MORE_SHOWN)
     assert page.locator("li.hit details.more[open] .more-hit a").first.is_visible()
     assert page.locator(".research").count() == 0 and page.evaluate(UNRENDERED) == 0
     page.set_viewport_size({"width": 1000, "height": 1300})  # the count and the opened entry in one picture

@@ -25,7 +25,7 @@ from .render import formula_html, latex_code, marks_of, text_html
 DEPTH = 1000  # hits ranked for a page: the count shown is "more than 1,000" past it
 GROUPS_A_PAGE = 10
 MAX_PAGE = 20
-MORE_SHOWN = 5  # the other hits of a group listed under it (the rest: its thread or formula page)
+MORE_SHOWN = 3  # the other hits of a group listed under it (the rest: its thread or formula page)
 
 
 def href(path: str, **params: Any) -> str:
