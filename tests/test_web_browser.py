@@ -181,7 +181,7 @@ def test_grouped_results_with_details_on_request(site, browser, shots):
     page.goto(site + "/?" + urlencode({"q": HARMONIC, "task": 1, "page": 2}))
     ready(page)
     assert page.locator("li.hit").count() == 10
-    assert "answers in" in page.inner_text("#summary") and "page 2 of" in page.inner_text("#summary")
+    assert " threads" in page.inner_text("#summary") and "page 2 of" in page.inner_text("#summary")
     more = page.locator("li.hit details.more")
     assert more.count() >= 1
     assert not page.locator("li.hit .more-hit").first.is_visible()  # folded until asked for

@@ -65,7 +65,9 @@ def test_the_page_counts_hits_and_keeps_system_and_scores_behind_details(client,
     (summary,) = re.findall(r'<p class="meta" id="summary">([^<]*)</p>', plain.text)
     found = results(searcher, HARMONIC, 1, 2)
     count = f"{found['found']:,}" + ("+" if found["capped"] else "")
-    assert summary.startswith(f"{count} answers in {found['groups_found']:,} threads")
+    threads = f"{found['groups_found']:,} threads"
+    assert summary.startswith(f"{count} answers; the best {found['found']:,} are in {threads}" if found["capped"]
+                              else f"{count} answers in {threads}")
     assert summary.endswith(f"page 2 of {found['pages']}")
     assert plain.text.count('<li class="hit">') == 10
     labels = re.findall(r"<summary>(\d+) more answers? in this thread</summary>", plain.text)

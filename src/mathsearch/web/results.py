@@ -70,14 +70,15 @@ def _plural(n: int, one: str, many: str | None = None) -> str:
 
 
 def summary(found: dict, task: int, page: int) -> str:
-    """The count line: "312 answers in 201 threads · page 2 of 21" ("1,000+" past :data:`DEPTH`)."""
+    """The count line: "312 answers in 201 threads · page 2 of 21", or past :data:`DEPTH` hits
+    "1,000+ answers; the best 1,000 are in 815 threads · page 1 of 20"."""
     n, g = found["found"], found["groups_found"]
     if not n:
         return "No answer found." if task == 1 else "No formula found."
     count = f"{n:,}+" if found["capped"] else f"{n:,}"
     if task == 1:
         text = f"{count} answers" if n > 1 else "1 answer"
-        text += f" in {_plural(g, 'thread')}" + (f" (the best {n:,})" if found["capped"] else "")
+        text += f"; the best {n:,} are in {_plural(g, 'thread')}" if found["capped"] else f" in {_plural(g, 'thread')}"
     elif g == n:  # one instance a formula (the formula systems return one a visual id)
         text = f"{count} formulae" if n > 1 else "1 formula"
     else:
