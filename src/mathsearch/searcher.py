@@ -9,6 +9,7 @@ bound (a 1 MB formula in the collection must not make a 1 MB line).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -73,6 +74,14 @@ def cap(text: str, width: int = MAX_SHOWN) -> tuple[str, bool]:
     return text[:width] + "...", True
 
 
+def formula_query(query: str) -> str:
+    """A Task 2 query as the systems read it: typed without ``$``, ``\\(`` or ``\\[``, the whole
+    query is one formula (``x^2+y^2`` searches as ``$x^2+y^2$``); otherwise it is unchanged."""
+    if "$" in query or split_math(query)[1] or not query.strip():
+        return query
+    return f"${query.strip()}$"
+
+
 def _number(hit_id: str) -> int | str:
     return int(hit_id) if hit_id.isdigit() else hit_id
 
@@ -124,6 +133,14 @@ class Searcher:
 
     def search(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
                tags: tuple[str, ...] = ()) -> SearchResult:
+        ranking, name = self.rank(query, task, system, k, tags)
+        return SearchResult(query, task, name, self.decorate(ranking, task, query))
+
+    def rank(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
+             tags: tuple[str, ...] = ()) -> tuple[Ranking, str]:
+        """The system's best ``k`` hits of ``query``, undecorated, and the spec that ran: a page that
+        shows a few hits of a deep ranking decorates only those (:meth:`decorate`).  A Task 2 query
+        without delimiters is one formula (:func:`formula_query`)."""
         if k < 1:
             raise InputError(f"the number of hits must be at least 1, not {k}")
         if not query.strip() or not query.replace("$", "").strip():
@@ -131,10 +148,14 @@ class Searcher:
             raise InputError(f"the query is empty; give {what} to search for.")
         sys_obj = make_system(self.system_for(task, system))
         self.ctx.require(("store", *needs_of(sys_obj)))
-        q = SearchQuery.from_text(query, tags=tags)
-        ranking = top(sys_obj.search(self.ctx, q, k), k)
-        hits = self._decorate(ranking, task, query, set(q.bags.title_words))
-        return SearchResult(query, task, spec(sys_obj), hits)
+        q = SearchQuery.from_text(formula_query(query) if task == 2 else query, tags=tags)
+        return top(sys_obj.search(self.ctx, q, k), k), spec(sys_obj)
+
+    def decorate(self, ranking: Ranking, task: int, query: str, only: Collection[str] | None = None) -> list[SearchHit]:
+        """The hits of ``ranking`` as a person sees them (title, snippet, matched formulae), ranks
+        counted over the whole ranking; with ``only``, just those ids are decorated."""
+        words = set(SearchQuery.from_text(formula_query(query) if task == 2 else query).bags.title_words)
+        return self._decorate(ranking, task, query, words, None if only is None else {str(i) for i in only})
 
     def answer(self, question: str, system: str | None = None, tags: tuple[str, ...] = ()) -> AnswerResult:
         """One answer of at most 1,200 characters to ``question`` (text with ``$LaTeX$``), with its
@@ -161,11 +182,14 @@ class Searcher:
             sources.append(AnswerSource(int(sid), post.thread_id if post else None, title))
         return AnswerResult(question, spec(sys_obj), made.text, sources, made.mode, list(made.notes))
 
-    def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str]) -> list[SearchHit]:
+    def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str],
+                  only: set[str] | None = None) -> list[SearchHit]:
         store = self.ctx.store
         query_keys = {formula_key(latex) for latex in split_math(query)[1]} if task == 1 else set()
         hits = []
         for rank, hit_id in enumerate(ranking.ordered(), 1):
+            if only is not None and hit_id not in only:
+                continue
             anchor = None
             if task == 2:
                 f = store.formula(hit_id)

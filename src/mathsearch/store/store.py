@@ -126,6 +126,11 @@ class Store:
     def posts(self, post_ids: Iterable[int | str]) -> dict[int, StoredPost]:
         return {row[0]: _post(row) for row in self._rows_in(f"SELECT {_POST_COLS} FROM posts WHERE post_id IN ({{ids}})", post_ids)}
 
+    def thread_ids(self, post_ids: Iterable[int | str]) -> dict[str, int]:
+        """``{post id: its thread's id}`` (ids as strings, as in a ranking) of the posts present."""
+        sql = "SELECT post_id, thread_id FROM posts WHERE post_id IN ({ids})"
+        return {str(pid): tid for pid, tid in self._rows_in(sql, post_ids)}
+
     def iter_posts(self, post_type: int | None = None) -> Iterator[StoredPost]:
         if post_type is None:
             rows = self.db.execute(f"SELECT {_POST_COLS} FROM posts ORDER BY post_id")

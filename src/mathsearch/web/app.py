@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
@@ -32,23 +32,26 @@ from pydantic import BaseModel, Field
 from ..browse import MAX_LATEX, formula_view, thread_of
 from ..errors import InputError, MathsearchError, NotFoundError
 from ..searcher import Searcher, group_by_visual_id
+from . import site
 from .render import (
     SETUP_COMMAND,
     STATIC_DIR,
     TEMPLATES_DIR,
     formula_html,
     katex_missing,
-    latex_code,
     marks_of,
     post_html,
     text_html,
 )
+from .results import answer_view, results, results_view
+from .site import MAX_ECHO, public_message
 
 MAX_QUERY = 1000  # characters of a query
 MAX_PAGE = 20
 MAX_SIZE = 50  # hits a page
 DEFAULT_SIZE = 10
 MAX_POST_ID = 2**53 - 1  # SQLite holds 64 bits, but a JSON number (a double) holds integers exactly only up to 2**53
+ID_BOUND = "0 to 2^53-1 (9007199254740991, the largest integer a JSON number holds exactly)"
 TIME_BUDGET = 20.0  # seconds a query may take, waiting for its turn included
 TASKS = ((1, "Answers (Task 1)"), (2, "Formulae (Task 2)"), (3, "One answer (Task 3)"))
 PLACEHOLDER = {1: "How do I show $\\sum 1/n$ diverges?", 2: "$x^2+y^2=z^2$", 3: "Why is $e^{i\\pi}=-1$?"}
@@ -269,19 +272,17 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
 
     @app.exception_handler(MathsearchError)
     async def clear_error(request: Request, exc: MathsearchError):
-        return JSONResponse({"detail": str(exc)}, status_code=404 if isinstance(exc, NotFoundError) else 400)
+        return JSONResponse({"detail": public_message(str(exc), index_dir)},
+                            status_code=404 if isinstance(exc, NotFoundError) else 400)
 
-    @app.get("/docs", include_in_schema=False)
-    async def docs() -> RedirectResponse:
-        """The API's description: its schema (FastAPI's own /docs page would come from a CDN)."""
-        return RedirectResponse("/openapi.json")
+    site.install(app, templates, index_dir)  # 404 page, clipped 422s, favicon, the API page at /docs
 
     # -- JSON API ------------------------------------------------------------------------------
     @app.get("/health", response_model=Health, tags=["api"])
     async def health() -> dict:
         """The server is up; what its index holds."""
         counts = await service.call(lambda: service.searcher.ctx.store.counts())
-        return {"status": "ok", "index": str(index_dir), "counts": counts}
+        return {"status": "ok", "index": index_dir.resolve().name, "counts": counts}
 
     @app.get("/api/search", response_model=SearchOut, responses=ERRORS, tags=["api"])
     async def api_search(
@@ -295,7 +296,7 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         return await service.call(_search, service, q, task, page, size)
 
     @app.get("/api/thread/{post_id}", response_model=ThreadOut, responses=ERRORS, tags=["api"])
-    async def api_thread(post_id: int = PathParam(..., ge=0, le=MAX_POST_ID)) -> dict:
+    async def api_thread(post_id: int = PathParam(..., ge=0, le=MAX_POST_ID, description=f"A post id, {ID_BOUND}.")) -> dict:
         """The thread holding a post (question or answer): every post, sanitised, and its comments."""
         return _thread_json(await service.call(thread_of, service.searcher, post_id))
 
@@ -306,7 +307,8 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         return _formula_json(await service.call(formula_view, service.searcher, latex, None))
 
     @app.get("/api/formula/{formula_id}", response_model=FormulaOut, responses=ERRORS, tags=["api"])
-    async def api_formula_instance(formula_id: int = PathParam(..., ge=0, le=MAX_POST_ID)) -> dict:
+    async def api_formula_instance(formula_id: int = PathParam(..., ge=0, le=MAX_POST_ID,
+                                                               description=f"A formula id, {ID_BOUND}.")) -> dict:
         """A formula instance of the collection: its representations and the instances that look the same."""
         return _formula_json(await service.call(formula_view, service.searcher, None, formula_id))
 
@@ -318,13 +320,15 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         if value == "":
             return default
         if not value.isdigit() or not low <= int(value) <= high:
-            raise InputError(f"{name} must be a whole number from {low} to {high}, not {value[:20]!r}.")
+            upto = "2^53-1 (9007199254740991)" if high == MAX_POST_ID else high
+            raise InputError(f"{name} must be a whole number from {low} to {upto}, not {value[:20]!r}.")
         return int(value)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def search_page(request: Request, q: str = "", task: str = "1", page_no: str = Query("", alias="page")):
-        ctx: dict[str, Any] = {"q": q, "task": 1, "tasks": TASKS, "max_query": MAX_QUERY, "page": 1,
-                               "placeholder": PLACEHOLDER[1]}
+    async def search_page(request: Request, q: str = "", task: str = "1", page_no: str = Query("", alias="page"),
+                          details: str = ""):
+        ctx: dict[str, Any] = {"q": q if len(q) <= MAX_QUERY else q[:MAX_ECHO], "task": 1, "tasks": TASKS,
+                               "max_query": MAX_QUERY, "page": 1, "placeholder": PLACEHOLDER[1], "details": details == "1"}
         try:
             ctx["task"] = t = bounded(task, "task", 1, 3, 1)
             ctx["placeholder"] = PLACEHOLDER[t]
@@ -333,11 +337,16 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
                 raise InputError(f"the query has {len(q):,} characters; at most {MAX_QUERY:,} are searched.")
             if not q.strip():
                 return page(request, "search.html", **ctx)
-            found = await service.call(_search, service, q, t, n, DEFAULT_SIZE)
+            if t == 3:
+                found = await service.call(_search, service, q, t, n, DEFAULT_SIZE)
+                view = answer_view(found, q)
+            else:  # one entry a thread (Task 1) or a formula (Task 2), counted
+                found = await service.call(results, service.searcher, q, t, n, max_page=MAX_PAGE)
+                view = results_view(found, q, t, n, ctx["details"])
         except (MathsearchError, HTTPException) as exc:
-            ctx["error"] = str(getattr(exc, "detail", exc))
+            ctx["error"] = public_message(str(getattr(exc, "detail", exc)), index_dir)
             return page(request, "search.html", 400 if isinstance(exc, MathsearchError) else exc.status_code, **ctx)
-        return page(request, "search.html", **ctx, **_search_view(found, q, t, n))
+        return page(request, "search.html", **ctx, result=found, **view)
 
     @app.get("/thread/{post_id}", response_class=HTMLResponse, include_in_schema=False)
     async def thread_page(request: Request, post_id: str, q: str = "", fid: str = "", task: str = ""):
@@ -345,9 +354,9 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
             pid = bounded(post_id, "the post id", 0, MAX_POST_ID, 0)
             t = await service.call(thread_of, service.searcher, pid)
         except MathsearchError as exc:
-            return page(request, "search.html", 404, q="", task=1, tasks=TASKS, max_query=MAX_QUERY,
-                        placeholder=PLACEHOLDER[1], error=str(exc))
-        marks = marks_of(q[:MAX_QUERY])
+            return app.state.not_found_page(request, public_message(str(exc), index_dir))
+        q = q if len(q) <= MAX_QUERY else ""  # a query no search would take is not carried back
+        marks = marks_of(q)
         marked: set[int] = set()
         if fid.isdigit():  # a Task 2 hit: mark its formula and every instance that looks the same
             vid = next((f.visual_id for p in _posts(t) for f in p.formulas if str(f.formula_id) == fid), None)
@@ -367,15 +376,16 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
 
     @app.get("/formula", response_class=HTMLResponse, include_in_schema=False)
     async def formula_page(request: Request, latex: str = "", id: str = ""):
-        ctx: dict[str, Any] = {"latex": latex, "max_latex": MAX_LATEX}
+        ctx: dict[str, Any] = {"latex": latex if len(latex) <= MAX_LATEX else latex[:MAX_ECHO], "max_latex": MAX_LATEX}
         if not latex.strip() and not id:
             return page(request, "formula.html", **ctx)
         try:
             fid = bounded(id, "the formula id", 0, MAX_POST_ID, 0) if id else None
             v = await service.call(formula_view, service.searcher, latex if fid is None else None, fid)
-        except (MathsearchError, HTTPException) as exc:
-            ctx["error"] = str(getattr(exc, "detail", exc))
-            return page(request, "formula.html", 400, **ctx)
+        except (MathsearchError, HTTPException) as exc:  # a missing formula is a 404, as everywhere
+            ctx["error"] = public_message(str(getattr(exc, "detail", exc)), index_dir)
+            status = 404 if isinstance(exc, NotFoundError) else 400 if isinstance(exc, MathsearchError) else exc.status_code
+            return page(request, "formula.html", status, **ctx)
         r = v.representations
         reps = [(k, _shown(r[k])) for k in REPRESENTATIONS if k in r and r[k] not in ([], "", None)]
         instances = [{"formula_id": f.formula_id, "kind": f.kind, "formula_html": formula_html(f.latex),
@@ -397,17 +407,6 @@ def _posts(t) -> list:
     return ([t.question] if t.question else []) + list(t.answers)
 
 
-def _one_a_thread(posts: list[dict], shown: set[int]) -> list[dict]:
-    """The posts holding a group's formula, one a thread, leaving out the posts already shown."""
-    seen: set[int] = set()
-    out = []
-    for p in posts:
-        if p["post_id"] not in shown and p["thread_id"] not in seen:
-            seen.add(p["thread_id"])
-            out.append(p)
-    return out
-
-
 def _link(x) -> dict:
     return {"thread_id": x.thread_id, "title_html": text_html(x.title or f"thread {x.thread_id}")}
 
@@ -419,46 +418,3 @@ def _shown(value: Any, limit: int = 4000) -> str:
     else:
         text = str(value)
     return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit:,} more characters)"
-
-
-def _search_view(found: dict, q: str, task: int, page: int) -> dict:
-    """What search.html shows of one search: hits with their links and rendered snippets."""
-    marks = marks_of(q)
-
-    def hit(h: dict) -> dict:
-        fid = h["id"] if task == 2 else None
-        href = _href(f"/thread/{h['post_id']}", q=q, task=task, fid=fid) + f"#p{h['post_id']}"
-        matched = [formula_html(m, mark=True) if "matched_formulae" not in h["cut"] or len(m) <= 200
-                   else latex_code(m) for m in h["matched_formulae"]]
-        return {**h, "href": href, "title_html": text_html(h["thread_title"] or f"post {h['post_id']}", marks),
-                "snippet_html": text_html(h["snippet"], marks if task == 1 else
-                                          {*marks, *marks_of("".join(f"${m}$" for m in h["matched_formulae"]))}),
-                "matched_html": matched, "more": h["matched_total"] - len(h["matched_formulae"])}
-
-    view: dict[str, Any] = {"result": found, "first_rank": (page - 1) * found["size"] + 1}
-    if task == 3:
-        a = found["answer"]
-        view["answer"] = {"html": text_html(a["text"], marks, lines=True), "sources": [
-            {"post_id": s["post_id"], "href": _href(f"/thread/{s['post_id']}", q=q, task=3) + f"#p{s['post_id']}",
-             "title_html": text_html(s["thread_title"] or f"post {s['post_id']}", marks)} for s in a["sources"]]}
-        view["summary"] = f"{found['system']}: one answer from {len(a['sources'])} source(s)"
-        return view
-    hits = [hit(h) for h in found["hits"]]
-    view["hits"] = hits
-    if task == 2:
-        by_id = {h["id"]: h for h in hits}
-        view["groups"] = [{"visual_id": g["visual_id"], "rank": g["rank"], "score": g["score"], "count": len(g["hits"]),
-                           "formula_html": formula_html(g["latex"]),
-                           "formula_href": _href("/formula", id=g["hits"][0]["id"]),
-                           "hits": [by_id[x["id"]] for x in g["hits"]],
-                           "posts": [{"href": _href(f"/thread/{p['post_id']}", fid=p["formula_id"]) + f"#p{p['post_id']}",
-                                      "title_html": text_html(p["thread_title"] or f"thread {p['thread_id']}"),
-                                      "post_id": p["post_id"]}
-                                     for p in _one_a_thread(g["posts"], {x["post_id"] for x in g["hits"]})]}
-                          for g in found["groups"]]
-    first = view["first_rank"]
-    view["summary"] = (f"{found['system']}: hits {first}-{first + len(hits) - 1}" if hits
-                       else f"{found['system']}: no hit on page {page}")
-    view["prev_href"] = _href("/", q=q, task=task, page=page - 1) if page > 1 else None
-    view["next_href"] = _href("/", q=q, task=task, page=found["next_page"]) if found["next_page"] else None
-    return view

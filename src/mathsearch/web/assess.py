@@ -74,6 +74,7 @@ class GradeOut(BaseModel):
 class TopicProgress(BaseModel):
     topic_id: str
     title: str
+    title_html: str = Field(description="The title sanitised, formulae as <span class=\"tex\"> (the topic list typesets them).")
     items: int
     judged: int = Field(description="Items this assessor judged (anyone, without an assessor).")
     judged_any: int
@@ -196,7 +197,8 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
         topics = []
         for t in d.topics():
             p = per[t.topic_id]
-            topics.append({"topic_id": t.topic_id, "title": _plain_title(t), "items": p["items"], "judged": p["judged"],
+            topics.append({"topic_id": t.topic_id, "title": _plain_title(t), "title_html": str(post_html(t.title or "")),
+                           "items": p["items"], "judged": p["judged"],
                            "judged_any": p["judged_any"], "overlap": t.overlap})
         return topics, _overall(per)
 
@@ -268,7 +270,7 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
         post = s.post(it.post_id) if it.post_id else None
         if post is None:
             return {"html": f'<p class="error">Post {Markup.escape(it.post_id or "?")} is not in the collection of '
-                            f"{Markup.escape(str(index_dir))}: judge it as a system failure (5).</p>", "matched": 0}
+                            f"{Markup.escape(index_dir.resolve().name)}: judge it as a system failure (5).</p>", "matched": 0}
         question = s.post(post.thread_id) if post.post_id != post.thread_id else None
         if it.kind == FORMULA:
             body = _marked_target(str(post_html(post.body, marks)), it.doc_id)
@@ -294,7 +296,7 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
         parts.append("</article>")
         if question is not None:
             qbody = post_html(question.body, marks)
-            parts.append(f'<details class="context"><summary>The question this answers: '
+            parts.append(f'<details class="context" open><summary>The question this answers: '
                          f'{text_html(question.title or "", marks)}</summary><div class="body">{qbody}</div></details>')
         return {"html": "".join(parts), "matched": _count_marks(body), "post_id": post.post_id}
 

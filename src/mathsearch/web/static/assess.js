@@ -87,24 +87,63 @@
     await resume(previous !== null && previous !== name);
   }
 
+  // The topic list: one button a topic, its title typeset (title_html is sanitised by the server).
+  function topicLabel(t) {
+    const label = document.createElement("span");
+    label.className = "topic-label";
+    const id = document.createElement("span");
+    id.className = "tid";
+    id.textContent = t.topic_id + (t.overlap ? " (shared)" : "");
+    const count = document.createElement("span");
+    count.className = "count";
+    count.dataset.topic = t.topic_id;
+    const title = document.createElement("span");
+    title.className = "ttl";
+    title.innerHTML = t.title_html;
+    label.append(id, " · ", count, " · ", title);
+    return label;
+  }
+
   async function loadState() {
     const state = await api("/state" + (S.assessor ? "?assessor=" + enc(S.assessor) : ""));
     S.state = state;
-    const select = $("topic-select");
-    select.textContent = "";
+    const list = $("topic-list");
+    list.textContent = "";
     for (const t of state.topics) {
-      const o = document.createElement("option");
-      o.value = t.topic_id;
-      select.appendChild(o);
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "topic-choice";
+      b.dataset.topic = t.topic_id;
+      b.appendChild(topicLabel(t));
+      b.addEventListener("click", () => {
+        $("topics").open = false;
+        b.blur();
+        enqueue(() => openTopic(t.topic_id, null));
+      });
+      li.appendChild(b);
+      list.appendChild(li);
     }
+    if (window.mathsearchRender) window.mathsearchRender(list);
     refreshProgress();
   }
 
+  function showCurrentTopic() {
+    const t = S.state.topics.find((x) => x.topic_id === S.topic.topic_id);
+    const box = $("topic-current");
+    box.textContent = "";
+    box.appendChild(topicLabel(t));
+    if (window.mathsearchRender) window.mathsearchRender(box);
+    for (const b of $("topic-list").querySelectorAll("button")) {
+      if (b.dataset.topic === t.topic_id) b.setAttribute("aria-current", "true");
+      else b.removeAttribute("aria-current");
+    }
+  }
+
   function refreshProgress() {
-    const select = $("topic-select");
-    for (const o of select.options) {
-      const t = S.state.topics.find((x) => x.topic_id === o.value);
-      o.textContent = t.topic_id + (t.overlap ? " (shared)" : "") + " · " + t.judged + "/" + t.items + " · " + t.title.slice(0, 60);
+    for (const el of document.querySelectorAll("#work .count[data-topic]")) {
+      const t = S.state.topics.find((x) => x.topic_id === el.dataset.topic);
+      el.textContent = t.judged + "/" + t.items;
     }
     const o = S.state.overall;
     const pct = o.items ? (100 * o.judged / o.items).toFixed(1) : "0";
@@ -146,7 +185,7 @@
     const t = await api("/topics/" + enc(topicId) + "?assessor=" + enc(S.assessor));
     S.topic = t;
     S.items = t.items;
-    $("topic-select").value = t.topic_id;
+    showCurrentTopic();
     $("topic-id").textContent = t.topic_id;
     $("topic-overlap").hidden = !t.overlap;
     $("topic-title").innerHTML = t.title_html;
@@ -188,9 +227,28 @@
       const b = buttons[i];
       if (!b) return;
       b.classList.toggle("judged", it.grade !== null);
+      for (const code of [0, 1, 2, 3, 5, 6]) b.classList.toggle("g" + code, it.grade === code);
       b.classList.toggle("current", i === S.index);
       b.setAttribute("aria-label", "item " + (i + 1) + (it.grade !== null ? ", graded " + it.grade : ", not judged"));
     });
+  }
+
+  // What each colour of the strip means: the grades of this kind of item, and "not judged".
+  function legend(kind) {
+    const box = $("legend");
+    if (box.dataset.kind === kind) return;
+    box.dataset.kind = kind;
+    box.textContent = "";
+    const entries = S.state.grades[kind].map((g) => ["g" + g.code, g.code + " " + g.rating]);
+    entries.push(["", "not judged"]);
+    for (const [cls, text] of entries) {
+      const li = document.createElement("li");
+      const swatch = document.createElement("span");
+      swatch.className = "swatch " + cls;
+      li.dataset.grade = cls;
+      li.append(swatch, text);
+      box.appendChild(li);
+    }
   }
 
   function gradeButtons(kind) {
@@ -237,6 +295,7 @@
     } else if (it.kind === "task3") heading += " · an answer written by a system";
     $("item-heading").textContent = heading;
     gradeButtons(it.kind);
+    legend(it.kind);
     pressed();
     $("comment").value = it.comment || "";
     markStrip();
@@ -358,11 +417,6 @@
     $("picker-form").addEventListener("submit", (e) => {
       e.preventDefault();
       chooseAssessor($("assessor-name").value);
-    });
-    $("topic-select").addEventListener("change", (e) => {
-      const topic = e.target.value;
-      e.target.blur();
-      enqueue(() => openTopic(topic, null));
     });
     $("prev").addEventListener("click", () => enqueue(() => move(-1)));
     $("next").addEventListener("click", () => enqueue(() => move(1)));

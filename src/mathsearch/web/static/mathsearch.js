@@ -37,8 +37,16 @@
     return found;
   }
 
+  // Task 2 takes a query without dollars as one formula (mathsearch.searcher.formula_query).
+  function bareFormula(input) {
+    const task2 = document.querySelector("input[name=task][value='2']");
+    const text = input.value.trim();
+    return task2 && task2.checked && text && !/\$|\\\(|\\\[/.test(text) ? [text] : [];
+  }
+
   function preview(input, box) {
-    const formulae = mathOf(input.value);
+    const found = mathOf(input.value);
+    const formulae = found.length ? found : bareFormula(input);
     box.textContent = "";
     if (!formulae.length) { box.hidden = true; return; }
     box.hidden = false;
@@ -81,6 +89,7 @@
     if (input && box) {
       let timer = null;
       input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => preview(input, box), 120); });
+      for (const radio of document.querySelectorAll("input[name=task]")) radio.addEventListener("change", () => preview(input, box));
       preview(input, box);
     }
     document.addEventListener("keydown", keys);
