@@ -22,7 +22,8 @@ const DEFINES = /\\(?:newcommand|renewcommand|def|let|DeclareMathOperator|newenv
 
 async function mathjaxTypesetter() {
   const config = require(path.join(STATIC, "mathjax-config.js"));
-  config.loader.load = ["input/tex-full", "output/chtml", "adaptors/liteDOM", ...config.loader.load];
+  config.loader.load = ["input/tex-full", "output/chtml", "adaptors/liteDOM"];
+  config.options = {};  // the menu and ui/safe act on the browser's page only (links, attributes)
   const MathJax = await require(path.join(ROOT, "node_modules", "mathjax")).init(config);
   return {
     typeset: (latex) => typeset(MathJax.tex2chtml, latex, {}).undefinedMacros.length,

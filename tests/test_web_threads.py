@@ -1,8 +1,8 @@
 """Every formula of the threads a searcher opens typeset as the source site shows it (issue 34).
 
 In Debian's Chromium (Playwright, tests/web_support.py), over the sample index: the thread of the
-top hit of each ARQMath 2020 Task 1 topic, and the threads the issue names (environments standing
-outside dollars: ``\\begin{align*}`` in /thread/1707908).  On each page no formula is left
+top hit of each ARQMath 2020 Task 1 topic, the thread the issue names (environments standing
+outside dollars: ``\\begin{align*}`` in /thread/1707908) and two whose posts define macros.  On each page no formula is left
 untypeset, MathJax fails on none (no ``.tex-error``), and the text outside code and typeset math
 holds no raw ``\\begin{``, ``\\frac`` or ``\\left``.  A macro that no formula of the page
 defines is shown by name in red, as the source site shows it (``.tex-undefined``): allowed only
@@ -24,7 +24,9 @@ from mathsearch.searcher import Searcher
 from mathsearch.web.app import create_app
 
 TOPICS = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath" / "topics" / "task1-2020.xml"
-NAMED = (1707908,)  # the issue's thread with \begin{align*} outside dollars
+# the issue's thread with \begin{align*} outside dollars, and two whose question defines macros
+# (\newcommand{\pars}.., \newcommand{\abs}..) that its answers use
+NAMED = (1707908, 1646035, 1579998)
 RAW = ("\\begin{", "\\frac", "\\left")
 
 # The page's text with code, typeset math and formulae too long to typeset taken out.
@@ -50,7 +52,7 @@ def threads(sample_index) -> list[int]:
     top = []
     for topic in read_topics(TOPICS):
         hits = searcher.search(" ".join(topic_text(topic)[0].split())[:900], task=1, k=1).hits
-        if hits and hits[0].post_id not in top:
+        if hits and hits[0].post_id not in top + list(NAMED):
             top.append(hits[0].post_id)
     return list(NAMED) + top
 
@@ -73,6 +75,8 @@ def test_threads_typeset_whole(sample_index, threads):
             typeset += seen["typeset"]
             if seen["errors"] or seen["untypeset"] or seen["merror"] or raw or defined:
                 failures[post_id] = {**seen, "raw": raw, "defined yet undefined": defined, "latex": None}
+            if post_id == NAMED[1]:  # its answers' \pars, \dd, .. typeset with the question's definitions
+                assert seen["typeset"] >= 14 and seen["undefined"] == ""
             if post_id == NAMED[0]:
                 assert seen["typeset"] >= 30 and "\\begin{align" not in text
                 assert page.locator("mjx-container[display=true] mjx-mtable").count() >= 3  # the align* blocks

@@ -69,6 +69,7 @@ _OUTSIDE_HTML = re.compile("|".join((
     r"\$\$(?P<ddollar>(?:[^<$]|<br\s*/?>)+?)\$\$",
     r"\$(?P<dollar>(?:[^<$\\]|\\.)+?)\$",
     # a "$" whose closing one the collection lost (cut by a math span): its LaTeX up to the next tag
+    # (or the next formula held by post_html)
     r"\$(?P<dangling>(?:[^<$\\]|\\.)*?\\[A-Za-z]+(?:[^<$\\]|\\.)*?)(?=<|\Z)")), re.S | re.I)
 _ENV_TEXT = re.compile(_ENV.replace("{body}", "."), re.S)
 _BR = re.compile(r"<br\s*/?>", re.I)
@@ -164,8 +165,11 @@ def post_html(body: str, marks: Iterable[str] = (), marked_ids: Iterable[int] = 
             return m.group(0)
         inline = m.group("paren") or m.group("dollar") or m.group("dangling")
         latex = m.group("envir") or m.group("bracket") or m.group("ddollar") or inline
+        rest = ""
+        if m.group("dangling") and f"ms{nonce}x" in latex:
+            latex, rest = latex[: latex.index(f"ms{nonce}x")], latex[latex.index(f"ms{nonce}x"):]
         latex = htmllib.unescape(_BR.sub("\n", latex)).strip()
-        return hold(formula_html(latex, marks, display=not inline)) if latex else m.group(0)
+        return hold(formula_html(latex, marks, display=not inline)) + rest if latex else m.group(0)
 
     held_body = MATH_SPAN.sub(span, body)
     if "\\" in held_body or "$" in held_body:

@@ -40,10 +40,21 @@
     for (const el of wide) el.classList.add("tex-wide");
   }
 
+  // Those in or near the window first: a long thread reads at once where it is opened.
+  function byView(elements) {
+    const near = [], far = [];
+    const bottom = 2 * window.innerHeight;
+    for (const el of elements) {
+      const r = el.getBoundingClientRect();
+      (r.bottom > -window.innerHeight && r.top < bottom ? near : far).push(el);
+    }
+    return near.concat(far);
+  }
+
   // Typesets the formula elements under root not yet typeset, BATCH at a time; resolves when done.
   function renderMath(root) {
     if (!ready()) return Promise.resolve(false);
-    const todo = Array.from((root || document.body).querySelectorAll(".tex:not([data-rendered])"));
+    const todo = byView((root || document.body).querySelectorAll(".tex:not([data-rendered])"));
     return new Promise((resolve) => {
       let i = 0;
       function step() {
