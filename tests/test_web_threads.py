@@ -84,7 +84,9 @@ def test_threads_typeset_whole(sample_index, threads):
                 if os.environ.get("MATHSEARCH_SCREENSHOTS"):
                     out = Path(os.environ["MATHSEARCH_SCREENSHOTS"])
                     out.mkdir(parents=True, exist_ok=True)
-                    page.locator("article.answer").first.screenshot(path=str(out / "thread-environments.png"))
+                    height = min(1800, page.evaluate("document.documentElement.scrollHeight"))
+                    page.screenshot(path=str(out / "thread-environments.png"), full_page=True,
+                                    clip={"x": 0, "y": 0, "width": 1000, "height": height})
         page.close()
     assert failures == {}
     assert typeset > 20 * len(threads)

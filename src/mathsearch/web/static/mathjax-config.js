@@ -26,7 +26,7 @@
     options: {
       enableMenu: false,
       safeOptions: {
-        allow: { URLs: "safe", classes: "none", cssIDs: "none", styles: "none" },
+        allow: { URLs: "safe", classes: "none", cssIDs: "none", styles: "safe" },  // \bbox[border:..] as on the site
         safeProtocols: { http: true, https: true, file: false, javascript: false, data: false },
       },
     },
