@@ -87,6 +87,7 @@ COMPAT_CASES = {
     "T=p\\qvar@construct{": "T=p",
     "\\@@eqnarray$a$&$\\displaystyle amp;=$&$b$\\\\ $c$": "\\begin{eqnarray}a&\\displaystyle =&b\\\\ c\\end{eqnarray}",
     "x\\par": "x\\\\",
+    "\\lx@sectionsign 3 \\require{cancel}\\cancel{x}": "\\S 3 \\cancel{x}",
 }
 
 

@@ -1,6 +1,8 @@
 // What the collection's LaTeX needs before MathJax typesets it as Math Stack Exchange does.
-// The stored LaTeX is never changed: the page (mathsearch.js) and bench/typeset_share.js both pass
-// each formula through prepareTex() and typeset what it returns.
+// The stored LaTeX is never changed: the page (mathsearch.js) and bench/typeset_share.js both
+// typeset each formula through typeset() below: prepareTex() first; if MathJax then refuses it,
+// groups that an environment's \end closes are mended (repairGroups) and it is tried again; a macro
+// that no formula of the page defines is shown by name in red, as the site's noUndefined does.
 //
 // - HTML entities left in the LaTeX are decoded ("&amp;lt;", "&lt;"), also when a "%" line break
 //   cut one ("&% lt;") or LaTeXML took its "&" for a cell ("x\hfil&\displaystyle gt;0" is x>0),
@@ -10,8 +12,9 @@
 //   the "%" and the spaces after it are taken out (the rest of the formula is kept).
 // - LaTeXML's "\qvar@construct{)}" (a character it could not place) is that character (nothing
 //   when the formula ends inside it);
-//   LaTeXML's eqnarray ("\@@eqnarray$a$&$=$&$b$\\ ...") is typeset as the eqnarray it was, and its
-//   "\par" is a line break; "\hfil" (glue MathJax knows only inside \halign) is dropped.
+// - LaTeXML's eqnarray ("\@@eqnarray$a$&$=$&$b$\\ ...") is typeset as the eqnarray it was, and its
+//   "\par" is a line break; "\hfil" (glue MathJax knows only inside \halign) is dropped;
+//   "\lx@sectionsign" is \S.  "\require{cancel}" is dropped: every extension is loaded already.
 "use strict";
 (function (root, factory) {
   if (typeof module === "object" && module.exports) module.exports = factory();
@@ -61,6 +64,8 @@
         .replace(/\\qvar@construct\{?\s*$/, "");
     }
     if (tex.indexOf("\\@@eqnarray") >= 0) tex = eqnarray(tex);
+    if (tex.indexOf("\\lx@") >= 0) tex = tex.replace(/\\lx@sectionsign/g, "\\S").replace(/\\lx@paragraphsign/g, "\\P");
+    if (tex.indexOf("\\require") >= 0) tex = tex.replace(/\\require\s*\{[A-Za-z]+\}/g, "");
     return tex.replace(/\\par(?![a-zA-Z])/g, "\\\\").replace(/\\hfil{1,3}(?![a-zA-Z])/g, "");
   }
 
