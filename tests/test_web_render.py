@@ -11,8 +11,6 @@ import re
 import shutil
 import subprocess
 
-import pytest
-
 from mathsearch.web import render
 from mathsearch.web.render import comment_html, post_html, text_html
 
@@ -72,8 +70,6 @@ def test_stored_latex_unchanged_on_the_page():
     assert [(d, html.unescape(t)) for d, t in formulae(text_html(f"${latex}$"))] == [(False, latex)]
 
 
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is missing (bash scripts/setup_web.sh)")
-
 COMPAT_CASES = {
     "\\frac{1}{2% }": "\\frac{1}{2}",  # a "%" whose line break was lost
     "\\left% (x\\right)": "\\left (x\\right)",
@@ -91,8 +87,8 @@ COMPAT_CASES = {
 }
 
 
-@needs_node
 def test_texcompat_prepares_the_collections_latex():
+    assert shutil.which("node"), "node is missing: run `bash scripts/setup_web.sh`"
     script = ("const t = require('./src/mathsearch/web/static/texcompat.js');"
               "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "console.log(JSON.stringify(cases.map(c => t.prepareTex(c))));"
