@@ -22,7 +22,7 @@
       maxMacros: 2000,  // macro expansions a formula may make (a looping \def stops here)
       maxBuffer: 20 * 1024,
     },
-    chtml: { fontURL: "/static/mathjax/output/chtml/fonts/woff-v2" },
+    chtml: { fontURL: "/static/mathjax/output/chtml/fonts/woff-v2", scale: 1.1 },  // beside 16px sans text
     options: {
       enableMenu: false,
       safeOptions: {
