@@ -11,4 +11,4 @@ fi
 python -m pip install -q --upgrade pip
 python -m pip install -q "torch==2.13.0"
 python -m pip install -q -e ".[dense,web,bench,ray,test]"
-bash scripts/setup_web.sh  # Chromium (Debian) and KaTeX (npm) for mathsearch serve and its browser tests
+bash scripts/setup_web.sh  # Chromium (Debian) and MathJax (npm) for mathsearch serve and its browser tests

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What `mathsearch serve` and its browser tests need beyond the Python extras (web, test):
 #   - Debian's Chromium at /usr/bin/chromium (Playwright drives it; no browser is ever downloaded),
-#   - KaTeX from npm (package-lock.json), copied into src/mathsearch/web/static/katex (gitignored),
-#     which the app serves at /static/katex/: no CDN,
+#   - MathJax 3 from npm (package-lock.json): the parts the page loads (tex-chtml-full.js, ui/safe.js,
+#     the CHTML woff fonts) copied into src/mathsearch/web/static/mathjax (gitignored), which the app
+#     serves at /static/mathjax/: no CDN.  node_modules/ keeps MathJax and KaTeX for
+#     bench/bench_typeset.py (node typesets the collection's formulae with each).
 #   - Swagger UI from npm (swagger-ui-dist), copied into src/mathsearch/web/static/swagger-ui
 #     (gitignored), which the API page /docs serves; its @scarf/scarf install ping is switched off.
 # Run as root on a fresh Debian machine (apt-get needs it); with Chromium already there it is not.
@@ -21,17 +23,18 @@ if ! command -v npm >/dev/null; then
   exit 1
 fi
 SCARF_ANALYTICS=false npm ci --no-audit --no-fund --loglevel=error
-dest=src/mathsearch/web/static/katex
-rm -rf "$dest"
-mkdir -p "$dest"
-cp -r node_modules/katex/dist/katex.min.css node_modules/katex/dist/katex.min.js node_modules/katex/dist/fonts "$dest"/
-mkdir -p "$dest/contrib"
-cp node_modules/katex/dist/contrib/auto-render.min.js "$dest/contrib/"
-cp node_modules/katex/LICENSE "$dest/" 2>/dev/null || true
+dest=src/mathsearch/web/static/mathjax
+mj=node_modules/mathjax/es5
+rm -rf "$dest" src/mathsearch/web/static/katex  # (static/katex: the page's renderer before MathJax)
+mkdir -p "$dest/ui" "$dest/output/chtml/fonts"
+cp "$mj/tex-chtml-full.js" "$dest/"
+cp "$mj/ui/safe.js" "$dest/ui/"
+cp -r "$mj/output/chtml/fonts/woff-v2" "$dest/output/chtml/fonts/"
+cp node_modules/mathjax/LICENSE "$dest/"
 swagger=src/mathsearch/web/static/swagger-ui
 rm -rf "$swagger"
 mkdir -p "$swagger"
 cp node_modules/swagger-ui-dist/swagger-ui-bundle.js node_modules/swagger-ui-dist/swagger-ui.css \
    node_modules/swagger-ui-dist/LICENSE "$swagger"/
 echo "setup_web.sh: Swagger UI $(node -p 'require("./node_modules/swagger-ui-dist/package.json").version') in $swagger"
-echo "setup_web.sh: KaTeX $(node -p 'require("./node_modules/katex/package.json").version') in $dest; chromium: $(/usr/bin/chromium --version 2>/dev/null || echo '?')"
+echo "setup_web.sh: MathJax $(node -p 'require("./node_modules/mathjax/package.json").version') in $dest; chromium: $(/usr/bin/chromium --version 2>/dev/null || echo '?')"

@@ -34,7 +34,7 @@ GRADES_IN_VIEW = """() => { const b = Array.from(document.querySelectorAll('#gra
   return b.length > 0 && b.every(x => { const r = x.getBoundingClientRect();
     return r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth; }); }"""
 TEXT_WITHOUT_MATH = """sel => { const c = document.querySelector(sel).cloneNode(true);
-  c.querySelectorAll('.katex').forEach(k => k.remove()); return c.textContent; }"""
+  c.querySelectorAll('mjx-container').forEach(k => k.remove()); return c.textContent; }"""
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +72,9 @@ def test_assessment_layout_at_1366x768(sample_index, pool, tmp_path):
         wait_ready(page)
 
         # The topic list typesets its titles' formulae (was raw "$-(-x)= x$" in a <select>).
-        assert page.locator("#topic-current .katex").count() >= 1
+        assert page.locator("#topic-current mjx-container").count() >= 1
         page.click("#topics > summary")
-        assert page.locator("#topic-list button[data-topic='A.203'] .katex").count() >= 1
+        assert page.locator("#topic-list button[data-topic='A.203'] mjx-container").count() >= 1
         assert "$" not in page.evaluate(TEXT_WITHOUT_MATH, "#topic-list")
         assert page.locator("#topic-list button").count() == len(TOPICS)
         page.click("#topic-list button[data-topic='A.201']")  # the list opens a topic ...

@@ -64,7 +64,7 @@ def test_keyboard_judging_reload_switch_and_export(sample_index, pooled, tmp_pat
         page.wait_for_selector("#assess[data-state='ready']")
         assert page.get_attribute("#assess", "data-item") == str(first[0])
         assert page.is_visible("#topic-overlap")  # A.201 is in the shared overlap set
-        assert page.locator("#topic-question .katex").count() >= 1  # the topic's formulae typeset
+        assert page.locator("#topic-question mjx-container").count() >= 1  # the topic's formulae typeset
         # Keys only: High, Not relevant, back, Medium (a change of mind), forward, system failure.
         for key in ("3", "0", "k", "2", "5"):
             page.keyboard.press(key)

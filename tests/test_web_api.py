@@ -138,16 +138,16 @@ def test_pages_render_server_side_with_security_headers(client):
     assert r.status_code == 200
     assert r.headers["content-security-policy"].startswith("default-src 'self'; script-src 'self'")
     assert len(re.findall(r'<li class="hit">', r.text)) == 10
-    assert 'rel="next"' in r.text and "/static/katex/katex.min.js" in r.text
+    assert 'rel="next"' in r.text and "/static/mathjax/tex-chtml-full.js" in r.text
     bad = client.get("/", params={"q": "prime", "page": "x"})
     assert bad.status_code == 400 and "page must be a whole number from 1 to 20" in bad.text
     assert client.get("/thread/999999999").status_code == 404
-    assert client.get("/static/katex/katex.min.css").status_code == 200
+    assert client.get("/static/mathjax/tex-chtml-full.js").status_code == 200
     assert "/static/swagger-ui/swagger-ui-bundle.js" in client.get("/docs").text  # the API page, from here
 
 
-def test_missing_katex_names_the_setup_command(sample_index, tmp_path, monkeypatch):
-    monkeypatch.setattr(render, "KATEX_DIR", tmp_path)
+def test_missing_mathjax_names_the_setup_command(sample_index, tmp_path, monkeypatch):
+    monkeypatch.setattr(render, "MATHJAX_DIR", tmp_path)
     with pytest.raises(InputError, match=r"bash scripts/setup_web.sh"):
         web_app.create_app(sample_index)
 

@@ -23,8 +23,8 @@ QUESTION = "Why does the harmonic series $\\sum_{n=1}^{\\infty}\\frac{1}{n}$ div
 
 # Text of every snippet with its typeset formulae taken out: what is left must hold no "$".
 RAW_DOLLARS = """() => Array.from(document.querySelectorAll('.snippet')).map(el => {
-  const c = el.cloneNode(true); c.querySelectorAll('.katex, .tex-long').forEach(k => k.remove()); return c.textContent; })"""
-UNRENDERED = "() => document.querySelectorAll('.tex:not([data-rendered]), .tex .katex-error').length"
+  const c = el.cloneNode(true); c.querySelectorAll('mjx-container, .tex-long').forEach(k => k.remove()); return c.textContent; })"""
+UNRENDERED = "() => document.querySelectorAll('.tex:not([data-rendered]), .tex-error').length"
 
 
 @pytest.fixture(scope="module")
@@ -73,19 +73,19 @@ def test_type_search_page_forward(site, browser, shots):
     page.keyboard.press("/")  # ... and / comes back to it
     assert page.evaluate("document.activeElement.id") == "q"
     page.keyboard.type(QUESTION)
-    page.wait_for_selector("#preview .katex")  # the live preview typesets the formula typed
-    assert page.locator("#preview .katex").count() == 1
+    page.wait_for_selector("#preview mjx-container")  # the live preview typesets the formula typed
+    assert page.locator("#preview mjx-container").count() == 1
     page.keyboard.press("Enter")
     page.wait_for_url("**/?q=*")
     ready(page)
     assert query_of(page) == {"q": QUESTION, "task": "1"}  # the query is in the URL, shareable
     hits = page.locator("li.hit")
     assert hits.count() == 10
-    assert page.locator(".snippet .katex").count() > 0
+    assert page.locator(".snippet mjx-container").count() > 0
     leftovers = page.evaluate(RAW_DOLLARS)
     assert len(leftovers) >= 10 and not [t for t in leftovers if "$" in t]  # the folded answers too
     assert page.evaluate(UNRENDERED) == 0
-    assert page.locator(".matched .hl .katex, .snippet .hl .katex").count() > 0  # matched formulae marked
+    assert page.locator(".matched .hl mjx-container, .snippet .hl mjx-container").count() > 0  # matched formulae marked
     first_page = page.locator(".hit-link").all_inner_texts()
     snap(page, shots, "search-task1")
     page.keyboard.press("j")  # hits by keyboard
@@ -113,8 +113,8 @@ def test_switch_to_task2_then_formula_page(site, browser, shots):
     ready(page)
     groups = page.locator("li.group")
     assert groups.count() >= 5
-    assert page.locator("li.group .group-formula .katex").count() == groups.count()
-    assert page.locator("li.group .snippet .hl .katex").count() > 0
+    assert page.locator("li.group .group-formula mjx-container").count() == groups.count()
+    assert page.locator("li.group .snippet .hl mjx-container").count() > 0
     assert page.evaluate(UNRENDERED) == 0
     snap(page, shots, "search-task2")
     page.locator("li.group").first.get_by_text("every representation").click()
@@ -123,7 +123,7 @@ def test_switch_to_task2_then_formula_page(site, browser, shots):
     table = page.locator("table.reps").inner_text()
     for row in ("prefix", "slt", "opt", "pmathml", "slt_tuples"):
         assert row in table
-    assert page.locator("#formula .katex").count() == 1
+    assert page.locator("#formula mjx-container").count() == 1
     assert page.locator("ul.instances li").count() >= 1
     snap(page, shots, "formula")
     page.close()
@@ -141,11 +141,11 @@ def test_open_a_thread_from_a_hit(site, browser, shots):
     assert page.locator("article.question").count() == 1 and page.locator("article.answer").count() >= 1
     assert page.evaluate("location.hash") == "#" + target
     assert page.locator(f"article#{target}").count() == 1
-    assert page.locator("article .body .katex").count() > 5 and page.evaluate(UNRENDERED) == 0
-    assert page.locator("#title .hl .katex, article .hl .katex").count() > 0  # the query's formula marked
+    assert page.locator("article .body mjx-container").count() > 5 and page.evaluate(UNRENDERED) == 0
+    assert page.locator("#title .hl mjx-container, article .hl mjx-container").count() > 0  # the query's formula marked
     assert page.locator("section.links a").count() >= 1  # duplicates and related threads
     assert "$" not in page.locator("#title").evaluate(
-        "el => { const c = el.cloneNode(true); c.querySelectorAll('.katex').forEach(k => k.remove()); return c.textContent; }")
+        "el => { const c = el.cloneNode(true); c.querySelectorAll('mjx-container').forEach(k => k.remove()); return c.textContent; }")
     snap(page, shots, "thread")
     page.get_by_text("Back to the results").click()
     page.wait_for_url("**/?q=*")
@@ -212,17 +212,17 @@ def test_a_bare_task2_formula_is_previewed_and_searched_as_one(site, browser):
     page.goto(site + "/?task=2")
     ready(page)
     page.fill("#q", "x^2+y^2")
-    page.wait_for_selector("#preview .katex")
+    page.wait_for_selector("#preview mjx-container")
     page.check("input[name=task][value='1']")  # in Task 1 words without dollars are words
     page.wait_for_selector("#preview", state="hidden")
     page.check("input[name=task][value='2']")
-    page.wait_for_selector("#preview .katex")
+    page.wait_for_selector("#preview mjx-container")
     page.keyboard.press("/")
     page.keyboard.press("Enter")
     page.wait_for_url("**task=2*")
     ready(page)
-    assert page.locator("#as-formula .katex").count() == 1
-    assert page.locator("li.group .snippet .hl .katex").count() > 0
+    assert page.locator("#as-formula mjx-container").count() == 1
+    assert page.locator("li.group .snippet .hl mjx-container").count() > 0
     page.close()
 
 

@@ -34,12 +34,14 @@ from ..errors import InputError, MathsearchError, NotFoundError
 from ..searcher import Searcher, group_by_visual_id
 from . import site
 from .render import (
+    MATHJAX_DIR,
     SETUP_COMMAND,
     STATIC_DIR,
     TEMPLATES_DIR,
+    comment_html,
     formula_html,
-    katex_missing,
     marks_of,
+    math_missing,
     post_html,
     text_html,
 )
@@ -247,12 +249,12 @@ def _href(path: str, **params: Any) -> str:
 
 def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = TIME_BUDGET) -> FastAPI:
     """The application over ``index_dir`` (opened on the first search); with ``pool_db`` the
-    assessment pages too.  Refuses to start without KaTeX, naming the set-up command."""
+    assessment pages too.  Refuses to start without MathJax, naming the set-up command."""
     index_dir = Path(index_dir)
-    missing = katex_missing()
+    missing = math_missing()
     if missing:
-        raise InputError(f"KaTeX is not installed for the page ({', '.join(missing)} missing under "
-                         f"{STATIC_DIR / 'katex'}): run `{SETUP_COMMAND}`.")
+        raise InputError(f"MathJax is not installed for the page ({', '.join(missing)} missing under "
+                         f"{MATHJAX_DIR}): run `{SETUP_COMMAND}`.")
     service = _Service(index_dir, budget)
     service.searcher.ctx.store  # noqa: B018  (a folder that is no index is refused now, not at the first query)
     # FastAPI's /docs and /redoc pages load from a CDN: /docs leads to the schema, /openapi.json, instead.
@@ -366,7 +368,7 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         def post(p) -> dict:
             return {"post_id": p.post.post_id, "score": p.post.score, "tags": p.post.tags,
                     "body_html": post_html(p.post.body, marks, marked),
-                    "comments": [{"comment_id": c, "html": text_html(text, marks)} for c, text in p.comments]}
+                    "comments": [{"comment_id": c, "html": comment_html(text, marks)} for c, text in p.comments]}
 
         title = t.title or f"Thread {t.thread_id}"
         return page(request, "thread.html", title_text=title, title_html=text_html(title, marks),

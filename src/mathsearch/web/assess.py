@@ -41,7 +41,7 @@ from ..assess.pool import ANSWER, FORMULA, TASK3
 from ..errors import MathsearchError, NotFoundError
 from ..store import Store
 from ..text.analysis import formula_key
-from .render import TEMPLATES_DIR, post_html, text_html
+from .render import TEMPLATES_DIR, comment_html, post_html, text_html
 
 MAX_ITEM_ID = 2**53 - 1  # the largest integer a JSON number (a double) holds exactly: schema checks compare as floats
 MAX_COMMENT = 2000
@@ -292,7 +292,7 @@ def make_router(*, index_dir: Path, pool_db: Path) -> APIRouter:
                  f'{f" · score {post.score}" if post.score is not None else ""} · '
                  f'<a href="{href}" target="_blank" rel="noopener">thread</a></div><div class="body">{body}</div>']
         if comments:
-            parts.append('<ul class="comments">' + "".join(f"<li>{text_html(c, marks)}</li>" for _, c in comments) + "</ul>")
+            parts.append('<ul class="comments">' + "".join(f"<li>{comment_html(c, marks)}</li>" for _, c in comments) + "</ul>")
         parts.append("</article>")
         if question is not None:
             qbody = post_html(question.body, marks)

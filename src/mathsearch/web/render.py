@@ -1,15 +1,21 @@
-"""Stored text and post HTML made safe for a page, with every formula ready for KaTeX.
+"""Stored text and post HTML made safe for a page, with every formula ready for MathJax.
 
 Shared by every page of ``mathsearch serve`` (the assessment pages import it too):
 
 * :func:`post_html`: post HTML sanitised with nh3 (no script, no event handler, no ``javascript:``
-  link survives), each ARQMath math span turned into a formula element;
-* :func:`text_html`: plain text with ``$LaTeX$`` (titles, comments, snippets, answers) escaped, each
-  formula a formula element;
+  link survives), each ARQMath math span turned into a formula element, and so is each LaTeX
+  environment (``\\begin{align*}..\\end{align*}``) and ``\\[..\\]`` standing outside the spans, as
+  Math Stack Exchange's MathJax typesets them wherever they stand (never inside code);
+* :func:`text_html`: plain text with ``$LaTeX$`` (titles, snippets, answers) escaped, each formula
+  (environments too) a formula element;
+* :func:`comment_html`: a comment as the site shows it: its mini-Markdown (links, bare URLs,
+  ```code```, ``**bold**``, ``*italic*``) as HTML through the same nh3 sanitiser as posts, its
+  formulae formula elements;
 * :func:`formula_html`: one formula element: ``<span class="tex">LaTeX, escaped</span>``, which
-  ``static/mathsearch.js`` renders with KaTeX (``trust: false``: ``\\href{javascript:..}`` is shown,
-  never linked); ``hl`` added when the formula is one the query matched; a formula longer than
-  :data:`MAX_RENDER` characters is shown as the start of its LaTeX in ``<code>``, never typeset;
+  ``static/mathsearch.js`` typesets with MathJax (``static/mathjax-config.js``: no ``\\class``,
+  ``\\style``, nor ``javascript:`` link); ``hl`` added when the formula is one the query matched; a
+  formula longer than :data:`MAX_RENDER` characters is shown as the start of its LaTeX in ``<code>``,
+  never typeset;
 * :func:`marks_of`: the keys that mark a formula as matched (the query's formulae, whatever their
   spacing or grouping: :func:`mathsearch.text.analysis.formula_key`).
 
@@ -20,6 +26,7 @@ here they are only rendered.
 from __future__ import annotations
 
 import html as htmllib
+import re
 import secrets
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,8 +40,8 @@ from ..text.analysis import formula_key, split_math
 
 STATIC_DIR = Path(__file__).parent / "static"
 TEMPLATES_DIR = Path(__file__).parent / "templates"
-KATEX_DIR = STATIC_DIR / "katex"
-KATEX_FILES = ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js")
+MATHJAX_DIR = STATIC_DIR / "mathjax"  # MathJax 3 from npm, copied by scripts/setup_web.sh (gitignored)
+MATHJAX_FILES = ("tex-chtml-full.js", "ui/safe.js", "output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff")
 SETUP_COMMAND = "bash scripts/setup_web.sh"
 MAX_RENDER = 2000  # characters: a longer formula is shown as LaTeX text, not typeset
 SHOWN_OF_LONG = 200  # characters of a long formula's LaTeX shown
@@ -50,9 +57,27 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title", "wi
 URL_SCHEMES = {"http", "https", "mailto"}
 
 
-def katex_missing() -> list[str]:
-    """The KaTeX files the page needs that are not in ``static/katex`` (empty when all are)."""
-    return [name for name in KATEX_FILES if not (KATEX_DIR / name).is_file()]
+# LaTeX the site typesets that the collection left outside its math spans: an environment,
+# \\[..\\], \\(..\\), $$..$$, $..$ (or a "$" left without its pair) in the text (in HTML, lines broken by <br> are one formula, as
+# MathJax joins them; code, tags and their attributes are passed over; \\$ is a dollar).
+_ENV = r"\\begin\{(?P<env>[A-Za-z]+\*?)\}{body}*?\\end\{(?P=env)\}"
+_OUTSIDE_HTML = re.compile("|".join((
+    r"(?P<code><pre\b.*?</pre>|<code\b.*?</code>|<[^>]*>|\\\$)",
+    r"(?P<envir>" + _ENV.replace("{body}", r"(?:[^<]|<br\s*/?>)") + ")",
+    r"\\\[(?P<bracket>(?:[^<]|<br\s*/?>)+?)\\\]",
+    r"\\\((?P<paren>[^<]+?)\\\)",
+    r"\$\$(?P<ddollar>(?:[^<$]|<br\s*/?>)+?)\$\$",
+    r"\$(?P<dollar>(?:[^<$\\]|\\.)+?)\$",
+    # a "$" whose closing one the collection lost (cut by a math span): its LaTeX up to the next tag
+    # (or the next formula held by post_html)
+    r"\$(?P<dangling>(?:[^<$\\]|\\.)*?\\[A-Za-z]+(?:[^<$\\]|\\.)*?)(?=<|\Z)")), re.S | re.I)
+_ENV_TEXT = re.compile(_ENV.replace("{body}", "."), re.S)
+_BR = re.compile(r"<br\s*/?>", re.I)
+
+
+def math_missing() -> list[str]:
+    """The MathJax files the page needs that are not in ``static/mathjax`` (empty when all are)."""
+    return [name for name in MATHJAX_FILES if not (MATHJAX_DIR / name).is_file()]
 
 
 def marks_of(query: str) -> set[str]:
@@ -84,14 +109,28 @@ def text_html(text: str, marks: Iterable[str] = (), *, lines: bool = False) -> M
     marks = set(marks)
     out: list[str] = []
     pos = 0
-    found = find_math(text, is_html=False) if ("$" in text or "\\" in text) else []
-    for start, end, latex in found:
+    for start, end, latex, display in math_in_text(text):
         out.append(str(escape(text[pos:start])))
-        out.append(formula_html(latex, marks, display=text.startswith("$$", start)))
+        out.append(formula_html(latex, marks, display=display))
         pos = end
     out.append(str(escape(text[pos:])))
     joined = "".join(out)
     return Markup(joined.replace("\n", "<br>") if lines else joined)
+
+
+def math_in_text(text: str) -> list[tuple[int, int, str, bool]]:
+    """``(start, end, LaTeX, display)`` of each formula of plain text: ``$..$``, ``$$..$$``,
+    ``\\(..\\)``, ``\\[..\\]`` (:func:`find_math`), and environments standing between them."""
+    if "$" not in text and "\\" not in text:
+        return []
+    found = [(a, b, latex, text.startswith(("$$", "\\[", "\\begin"), a)) for a, b, latex in find_math(text, is_html=False)]
+    if "\\begin{" in text:
+        gaps, pos = [], 0
+        for a, b, *_ in found + [(len(text), len(text))]:
+            gaps += [(m.start(), m.end(), m.group(0), True) for m in _ENV_TEXT.finditer(text, pos, a)]
+            pos = b
+        found = sorted(found + gaps)
+    return found
 
 
 def sanitize(fragment: str) -> str:
@@ -101,22 +140,105 @@ def sanitize(fragment: str) -> str:
 
 
 def post_html(body: str, marks: Iterable[str] = (), marked_ids: Iterable[int] = ()) -> Markup:
-    """A post body (HTML as stored) sanitised, each math span a formula element.
+    """A post body (HTML as stored) sanitised, each math span a formula element, and so is each
+    formula the site typesets that stands outside the spans (not in code): an environment,
+    ``\\[..\\]``, ``\\(..\\)``, ``$$..$$``, ``$..$``.
 
-    The math spans are set aside behind a random placeholder before nh3 cleans the rest (so no
+    The formulae are set aside behind a random placeholder before nh3 cleans the rest (so no
     markup of the post can forge one), and put back as formula elements built here."""
     marks = set(marks)
     marked = {str(i) for i in marked_ids}
     nonce = secrets.token_hex(8)
     held: list[Markup] = []
 
-    def hold(m) -> str:
-        fid = m.group(1) or None
-        latex = strip_delimiters(htmllib.unescape(m.group(2)))
-        held.append(formula_html(latex, marks, mark=fid is not None and fid in marked, formula_id=fid))
+    def hold(element: Markup) -> str:
+        held.append(element)
         return f"ms{nonce}x{len(held) - 1}x"
 
-    clean = sanitize(MATH_SPAN.sub(hold, body))
+    def span(m) -> str:
+        fid = m.group(1) or None
+        latex = strip_delimiters(htmllib.unescape(m.group(2)))
+        return hold(formula_html(latex, marks, mark=fid is not None and fid in marked, formula_id=fid))
+
+    def outside(m) -> str:
+        if m.group("code"):
+            return m.group(0)
+        inline = m.group("paren") or m.group("dollar") or m.group("dangling")
+        latex = m.group("envir") or m.group("bracket") or m.group("ddollar") or inline
+        rest = ""
+        if m.group("dangling") and f"ms{nonce}x" in latex:
+            latex, rest = latex[: latex.index(f"ms{nonce}x")], latex[latex.index(f"ms{nonce}x"):]
+        latex = htmllib.unescape(_BR.sub("\n", latex)).strip()
+        return hold(formula_html(latex, marks, display=not inline)) + rest if latex else m.group(0)
+
+    held_body = MATH_SPAN.sub(span, body)
+    if "\\" in held_body or "$" in held_body:
+        held_body = _OUTSIDE_HTML.sub(outside, held_body)
+    return Markup(_put_back(sanitize(held_body), nonce, held))
+
+
+def _put_back(clean: str, nonce: str, held: list[Markup]) -> str:
     for i, element in enumerate(held):
         clean = clean.replace(f"ms{nonce}x{i}x", str(element), 1)
-    return Markup(clean)
+    return clean
+
+
+# A comment's mini-Markdown (https://math.stackexchange.com/editing-help#comment-formatting):
+# `code`, [text](url "title"), bare http(s) URLs, **bold** / __bold__, *italic* / _italic_.
+_MD_CODE = re.compile(r"`([^`\n]+)`")
+_MD_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s)]+|/[^\s)]*)(?:\s+&#34;([^\n]*?)&#34;)?\)")
+_MD_URL = re.compile(r"(?<![\w\"'=/])(https?://[^\s<>\"']+[^\s<>\"'.,;:!?)\]])")
+_MD_BOLD = re.compile(r"(?<![\w*])\*\*(?=\S)(.+?)(?<=\S)\*\*(?![\w*])|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])")
+_MD_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])|(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
+SITE = "https://math.stackexchange.com"  # where a comment's site-relative link ("/q/123") leads
+
+
+def comment_html(text: str, marks: Iterable[str] = ()) -> Markup:
+    """A comment (plain text as stored) as the site shows it: ```code``` first (nothing inside it
+    is math or Markdown), then its formulae (formula elements, as :func:`text_html`), then links,
+    bare URLs, bold and italic; the HTML made goes through :func:`sanitize`, as a post's does."""
+    marks = set(marks)
+    nonce = secrets.token_hex(8)
+    held: list[Markup] = []
+
+    def hold(element: Markup) -> str:
+        held.append(element)
+        return f"ms{nonce}x{len(held) - 1}x"
+
+    parts: list[str] = []
+    pos = 0
+    for code in _MD_CODE.finditer(text):
+        parts.append(_comment_text(text[pos:code.start()], marks, hold))
+        parts.append(hold(Markup(f"<code>{escape(code.group(1))}</code>")))
+        pos = code.end()
+    parts.append(_comment_text(text[pos:], marks, hold))
+    return Markup(_put_back(sanitize("".join(parts)), nonce, held))
+
+
+def _comment_text(text: str, marks: set[str], hold) -> str:
+    out: list[str] = []
+    pos = 0
+    for start, end, latex, display in math_in_text(text):
+        out.append(str(escape(text[pos:start])))
+        out.append(hold(formula_html(latex, marks, display=display)))
+        pos = end
+    out.append(str(escape(text[pos:])))
+    html = "".join(out).replace("\x02", "").replace("\x03", "")
+    # links are made first and kept from the bold and italic rules ("_" and "*" in URLs), then
+    # put back before the whole goes through nh3 (which checks each URL's scheme and adds rel)
+    kept: list[str] = []
+
+    def keep(markup: str) -> str:  # control characters: escaped text holds none, and no \w
+        kept.append(markup)
+        return f"\x02{len(kept) - 1}\x03"
+
+    def link(m) -> str:
+        url = SITE + m.group(2) if m.group(2).startswith("/") else m.group(2)
+        title = f' title="{m.group(3)}"' if m.group(3) else ""
+        return keep(f'<a href="{url}"{title}>') + m.group(1) + keep("</a>")
+
+    html = _MD_LINK.sub(link, html)
+    html = _MD_URL.sub(lambda m: keep(f'<a href="{m.group(1)}">{m.group(1)}</a>'), html)
+    html = _MD_BOLD.sub(lambda m: f"<b>{m.group(1) or m.group(2)}</b>", html)
+    html = _MD_ITALIC.sub(lambda m: f"<i>{m.group(1) or m.group(2)}</i>", html)
+    return re.sub("\x02(\\d+)\x03", lambda m: kept[int(m.group(1))], html)

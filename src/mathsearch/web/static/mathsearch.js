@@ -1,29 +1,80 @@
-// mathsearch pages: KaTeX for every formula element, the live preview of the query's math, keys.
-// Formula elements are <span class="tex">LaTeX</span> made by mathsearch.web.render; KaTeX runs
-// with trust: false (no \href, \url or \html* link or attribute is ever made) and bounded macros.
+// mathsearch pages: MathJax for every formula element, the live preview of the query's math, keys.
+// Formula elements are <span class="tex">LaTeX</span> made by mathsearch.web.render.  Each is passed
+// through texcompat.js (entities, "%" comments, LaTeXML leftovers; the LaTeX shown by data-latex is
+// the stored one) and typeset by MathJax 3, configured in mathjax-config.js (no \class, \style or
+// javascript: link; a page's \newcommand holds for its later formulae, as on Math Stack Exchange).
+// A formula MathJax cannot typeset is shown as its LaTeX, marked .tex-error with the reason; a macro
+// no formula of the page defines is shown by name in red (.tex-undefined), as the source site does.
 "use strict";
 (function () {
-  const OPTIONS = { throwOnError: false, trust: false, strict: "ignore", maxSize: 20, maxExpand: 500 };
+  const BATCH = 60;  // formulae typeset between two frames: a long thread stays responsive
 
-  function renderMath(root) {
-    if (!window.katex) return false;
-    for (const el of root.querySelectorAll(".tex:not([data-rendered])")) {
-      const latex = el.textContent;
-      el.setAttribute("data-latex", latex);
-      el.setAttribute("data-rendered", "1");
-      try {
-        // A "%" (a TeX comment) ends at the line's end; the collection's LaTeX has lost its line
-        // breaks ("\\frac{1}{2% ^{n}}"), so each comment is ended where it starts.
-        const tex = latex.replace(/(^|[^\\])%/g, "$1%\n");
-        window.katex.render(tex, el, Object.assign({ displayMode: el.classList.contains("display") }, OPTIONS));
-      } catch (e) {
-        el.textContent = latex;
-        el.classList.add("tex-error");
-      }
-    }
-    return true;
+  function ready() {
+    return !!(window.MathJax && window.MathJax.tex2chtml && window.mathsearchTex);
   }
-  window.mathsearchRender = renderMath;
+
+  function typesetOne(el) {
+    const latex = el.textContent;
+    el.setAttribute("data-latex", latex);
+    el.setAttribute("data-rendered", "1");
+    try {
+      const done = window.mathsearchTex.typeset(window.MathJax.tex2chtml, latex,
+        { display: el.classList.contains("display") });
+      el.textContent = "";
+      el.appendChild(done.node);
+      if (done.undefinedMacros.length) {  // shown by name in red, as on the source site
+        el.classList.add("tex-undefined");
+        el.title = "not defined on this page: " + done.undefinedMacros.join(" ");
+      }
+    } catch (e) {
+      el.textContent = latex;
+      el.classList.add("tex-error");
+      el.title = "not typeset: " + String((e && e.message) || e).slice(0, 200);
+    }
+  }
+
+  // A typeset formula wider than its column scrolls in itself, not the page.
+  function fit(done) {
+    const wide = done.filter((el) => el.firstChild && el.firstChild.tagName === "MJX-CONTAINER" &&
+      el.parentElement && el.firstChild.getBoundingClientRect().width > el.parentElement.clientWidth);
+    for (const el of wide) el.classList.add("tex-wide");
+  }
+
+  // Those in or near the window first: a long thread reads at once where it is opened.
+  function byView(elements) {
+    const near = [], far = [];
+    const bottom = 2 * window.innerHeight;
+    for (const el of elements) {
+      const r = el.getBoundingClientRect();
+      (r.bottom > -window.innerHeight && r.top < bottom ? near : far).push(el);
+    }
+    return near.concat(far);
+  }
+
+  // Typesets the formula elements under root not yet typeset, BATCH at a time; resolves when done.
+  function renderMath(root) {
+    if (!ready()) return Promise.resolve(false);
+    const todo = byView((root || document.body).querySelectorAll(".tex:not([data-rendered])"));
+    return new Promise((resolve) => {
+      let i = 0;
+      function step() {
+        const batch = todo.slice(i, i + BATCH);
+        i += BATCH;
+        for (const el of batch) typesetOne(el);
+        window.MathJax.startup.document.clear();
+        window.MathJax.startup.document.updateDocument();  // the CHTML stylesheet of what is new
+        fit(batch);
+        if (i < todo.length) requestAnimationFrame(step);
+        else resolve(true);
+      }
+      step();
+    });
+  }
+  window.mathsearchRender = (root) => {
+    if (ready()) return renderMath(root);
+    const startup = window.MathJax && window.MathJax.startup && window.MathJax.startup.promise;
+    return startup ? startup.then(() => renderMath(root)) : Promise.resolve(false);
+  };
 
   // The $...$ parts of a query (as the server reads them: $$..$$, $..$; \$ is a dollar).
   function mathOf(text) {
@@ -83,17 +134,20 @@
   }
 
   function start() {
-    renderMath(document.body);
     const input = document.getElementById("q");
     const box = document.getElementById("preview");
     if (input && box) {
       let timer = null;
       input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => preview(input, box), 120); });
       for (const radio of document.querySelectorAll("input[name=task]")) radio.addEventListener("change", () => preview(input, box));
-      preview(input, box);
     }
     document.addEventListener("keydown", keys);
-    document.documentElement.setAttribute("data-math", window.katex ? "ready" : "missing");
+    const startup = window.MathJax && window.MathJax.startup && window.MathJax.startup.promise;
+    if (!startup) { document.documentElement.setAttribute("data-math", "missing"); return; }
+    startup.then(() => {
+      if (input && box) preview(input, box);
+      return renderMath(document.body);
+    }).then((ok) => document.documentElement.setAttribute("data-math", ok ? "ready" : "missing"));
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
