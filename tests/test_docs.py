@@ -7,10 +7,8 @@ import doctest
 import importlib
 import importlib.util
 import re
-from pathlib import Path
 
 import pytest
-
 from conftest import DATA, REPO
 
 DOCS = REPO / "docs"
@@ -104,3 +102,82 @@ def test_docstring_examples_run(module_name, docs_folder):
     for test in tests:
         result = _run(test)
         assert result.failed == 0, f"{result.failed} of {result.attempted} examples of {test.name} failed (above)"
+
+
+# --- The README's quick start and Getting started print what the commands print -----------------
+
+QUICK_START_PAGES = (REPO / "README.md", DOCS / "getting-started.md")
+NOT_RUN = ("serve",)  # runs until stopped: the web tests drive it
+
+
+def _console_sessions(text: str) -> list[tuple[str, list[str]]]:
+    """(command, the output lines shown under it) of each ``$ mathsearch ...`` in ```console blocks."""
+    sessions: list[tuple[str, list[str]]] = []
+    for block in re.findall(r"^```console\n(.*?)^```", text, re.S | re.M):
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                sessions.append((line[2:], []))
+            elif sessions and line.strip():
+                sessions[-1][1].append(line)
+    return [(cmd, out) for cmd, out in sessions if cmd.startswith("mathsearch ")]
+
+
+def _pattern(shown: str) -> re.Pattern:
+    """A shown line as a pattern: '...' stands for what was cut, a time in seconds for any time."""
+    text = " ".join(shown.split())
+    parts = [re.escape(p) for p in text.split("...")]
+    pattern = ".*".join(parts)
+    pattern = re.sub(r"\d+(?:\\\.\d+)?(\\ s\b)", r"[\\d.]+\1", pattern)  # 29.8 s -> any seconds
+    return re.compile(pattern)
+
+
+def _argv(command: str, cwd) -> list[str]:
+    import glob
+    import shlex
+    import sys
+
+    words = shlex.split(command, comments=True)
+    args: list[str] = []
+    for word in words[1:]:
+        args += sorted(glob.glob(word, root_dir=cwd)) or [word] if "*" in word else [word]
+    return [sys.executable, "-m", "mathsearch", *args]
+
+
+def test_quick_start_output_is_what_the_commands_print(tmp_path):
+    """Every command of the README's quick start and of Getting started is run on the real sample,
+    in a folder laid out as a user's checkout, and every output line they show must appear, in order."""
+    import os
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    (tmp_path / "shared" / "data" / "arqmath").symlink_to(DATA, target_is_directory=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "COLUMNS": "200"}
+    printed: dict[str, list[str]] = {}
+    checked = 0
+    for page in QUICK_START_PAGES:
+        sessions = _console_sessions(page.read_text(encoding="utf-8"))
+        assert len(sessions) >= 6, (page.name, sessions)
+        for command, shown in sessions:
+            if command.split()[1] in NOT_RUN:
+                continue
+            argv = _argv(command, repo)
+            key = " ".join(argv)  # the same command on both pages runs once
+            if key not in printed:
+                done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+                assert done.returncode == 0, (command, done.stderr[-2000:])
+                printed[key] = [" ".join(line.split()) for line in (done.stdout + done.stderr).splitlines()]
+            lines = iter(printed[key])
+            for want in shown:
+                pattern = _pattern(want)
+                assert any(pattern.fullmatch(line) for line in lines), (
+                    f"{page.name}: `{command}` shows a line it does not print (in this order): {want!r}\n"
+                    + "\n".join(printed[key][:40]))
+                checked += 1
+    assert checked >= 20, checked
+
+
+def test_readme_is_short():
+    assert len((REPO / "README.md").read_text(encoding="utf-8")) <= 12_000
