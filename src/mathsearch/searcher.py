@@ -114,7 +114,13 @@ class SearchResult:
 
 
 class Searcher:
-    """Searches one INDEX_DIR; the indexes open on first use and stay open (a server keeps one)."""
+    """Searches one INDEX_DIR; the indexes open on first use and stay open (a server keeps one).
+
+    Examples:
+        >>> searcher = Searcher("index")  # mathsearch index ../shared/data/arqmath/collection --index index
+        >>> [hit.rank for hit in searcher.search("harmonic series diverges", k=2).hits]
+        [1, 2]
+    """
 
     def __init__(self, index_dir: str | Path):
         self.index_dir = Path(index_dir)

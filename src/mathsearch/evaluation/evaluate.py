@@ -273,6 +273,14 @@ def evaluate_runs(
     ``options`` (:class:`EvalOptions`), or its fields as keywords, say how: ``facts`` supplies the
     collection (visual ids for Task 2, answer texts for Task 3, the ids present for
     ``collection_only``); the Task 3 fields are read for Task 3 only.
+
+    Examples:
+        The official run in the shared data, on the lab's 2020 judgements (the whole collection's):
+
+        >>> report = evaluate_runs(1, "../shared/data/arqmath/qrels/task1-2020.tsv",
+        ...     ["../shared/data/arqmath/runs/prim_MathDowsers-task1-alpha05noReRank-auto-both-A.tsv"])
+        >>> report.topics, round(report.runs[0].means["nDCG'"], 4)
+        (77, 0.3446)
     """
     if options is None:
         options = EvalOptions(**settings)

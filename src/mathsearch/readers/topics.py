@@ -46,6 +46,11 @@ def read_topics(
 
     Raises :class:`InputError` when the file holds no topic, and :class:`FormatError` (naming both
     lines) when a topic number appears twice: a run cannot tell the two topics apart.
+
+    Examples:
+        >>> topics = read_topics("../shared/data/arqmath/topics/task1-2020.xml")
+        >>> len(topics), topics[0].topic_id, topics[0].tags
+        (98, 'A.1', ('functions',))
     """
     path = Path(path)
     report = report if report is not None else ReadReport(source=str(path))

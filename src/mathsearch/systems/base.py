@@ -165,7 +165,14 @@ def _convert(value: str, kind: Any, name: str, system: str) -> Any:
 
 
 def make_system(spec: str, **params: Any) -> Any:
-    """A system from ``name`` or ``name:k=v,k=v`` (typed by the dataclass fields), plus ``params``."""
+    """A system from ``name`` or ``name:k=v,k=v`` (typed by the dataclass fields), plus ``params``.
+
+    Examples:
+        >>> make_system("ours:dense=False").dense
+        False
+        >>> spec(make_system("linked-posts", neighbours=10))
+        'linked-posts:neighbours=10'
+    """
     name, _, rest = spec.partition(":")
     cls = system_class(name.strip())
     hints = typing.get_type_hints(cls)
