@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from ..config import read_toml, typed
 from ..indexes.formula import Scoring
 from ..ranking import Ranking
 from ..records import FormulaKind
 from .base import SearchContext, SearchQuery, register
-from .config import read_toml, typed
 from .formula_scores import (  # noqa: F401  (all importable from here, as tests, bench and mirmu do)
     MAX_INSTANCES,
     TANGENT_S,

@@ -284,8 +284,8 @@ DENSE_KINDS = ("dense", "dense_questions")
 
 def signal_from(name: str, section: Mapping[str, object], where: str) -> tuple[str, Signal]:
     """``(kind, Signal)`` of a ``[signals.NAME]`` table."""
+    from ..config import typed
     from ..errors import InputError
-    from .config import typed
 
     kind = str(section.get("kind", name))
     cls = SIGNAL_KINDS.get(kind)

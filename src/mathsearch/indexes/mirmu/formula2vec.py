@@ -74,7 +74,7 @@ def build_formula2vec_ann(index_dir: str | Path, ann_min: int | None = None) -> 
 def build_formula2vec(store: Store, index_dir: Path, progress: Progress | None = None, config: str = "") -> dict:
     from gensim.models import Doc2Vec
 
-    from ...systems.config import typed
+    from ...config import typed
 
     started = time.perf_counter()
     cfg = typed(Formula2VecBuild, build_config(NAME, config), f"{NAME}.toml [build]")

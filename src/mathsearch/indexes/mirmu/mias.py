@@ -66,7 +66,7 @@ def build_mias(store: Store, index_dir: Path, progress: Progress | None = None, 
 
     started = time.perf_counter()
     raw = build_config(NAME, config)
-    from ...systems.config import typed
+    from ...config import typed
 
     cfg = typed(MiasBuild, raw, f"{NAME}.toml [build]")
     root = artifact_dir(index_dir, NAME)
