@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import numpy as np
 import tantivy
 
 from ..errors import InputError
-from ..parallel import batched, ordered_map
+from ..parallel import batched, default_workers, ordered_map
 from ..store import Store
 from ..text.analysis import LATEX_WORDS_SOURCE
 from .documents import ANSWER_FIELDS, QUESTION_FIELDS, QueryBags, QuestionBags, answer_fields, field_texts
@@ -121,10 +120,6 @@ def _jobs(store: Store) -> Iterator[Job]:
     orphans = [pid for pid, thread in store.iter_post_ids(2) if thread not in questions]
     for ids in batched(orphans, _JOB_SIZE):
         yield ("orphans", ids)
-
-
-def default_workers() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
 
 
 def build_text_indexes(
