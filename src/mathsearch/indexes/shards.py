@@ -314,7 +314,9 @@ class ShardedTextIndex:
 
 
 def ranked_items(scores: dict[int, float]) -> list[tuple[int, float]]:
-    """Score descending, then id ascending (tantivy's order among equal scores is by address)."""
+    """Score descending, then id ascending (tantivy's order among equal scores is by address).
+    Not ranking's order (id descending) on purpose: the merged top ``limit`` must keep the ties at
+    the cut that the single index keeps, so that sharded and single runs are the same."""
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
@@ -350,6 +352,7 @@ class ShardedFormulaIndex:
                 if v > best.get(k, -math.inf):
                     best[k] = v
             adjusted.append((docs, g, s))
+        # The single index's cut: its best ``depth`` visual formulae, ties by number (FormulaIndex.top).
         kept = set(sorted(best, key=lambda k: (-best[k], k))[:depth])
         out = []
         for docs, g, s in adjusted:
@@ -407,7 +410,7 @@ class ShardedFormulaIndex:
                     g = int(group[d])
                     held.setdefault(g, []).append((i, d))
                     score_of_group[g] = max(s, score_of_group.get(g, -math.inf))
-            for g in sorted(held, key=lambda g: (-score_of_group[g], g)):
+            for g in sorted(held, key=lambda g: (-score_of_group[g], g)):  # as the single index fills slots
                 instances = []
                 for i, d in held[g]:
                     part = self.parts[i]

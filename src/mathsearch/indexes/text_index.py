@@ -218,6 +218,7 @@ def select_terms(terms: list[tuple[str, str, float]], doc_freq: Callable[[str, s
         if df > 0:
             kept.append((boost * bm25_idf(df, n_docs), i))
     if 0 < max_terms < len(kept):
+        # Query terms by weight (ties: the first in the query), not hits: ranking's order does not apply.
         kept = sorted(sorted(kept, key=lambda x: (-x[0], x[1]))[:max_terms], key=lambda x: x[1])
     return [terms[i] for _, i in kept]
 
