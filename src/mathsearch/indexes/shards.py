@@ -35,7 +35,6 @@ shards' top-k under collection-wide statistics:
 * store: look-ups are answered by the shard that holds the thread, or by all shards.
 """
 
-
 from __future__ import annotations
 
 import json
