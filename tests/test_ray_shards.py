@@ -225,8 +225,8 @@ def dense_pair(cluster, sample_index, tmp_path_factory):
     from test_shards import train_tiny_encoder
 
     from mathsearch.distributed import RayEngine
-    from mathsearch.indexes.dense import build_dense_index
     from mathsearch.indexes.build import build_partitioned
+    from mathsearch.indexes.dense import build_dense_index
     from mathsearch.store import Store
 
     root = tmp_path_factory.mktemp("dense")
