@@ -45,7 +45,8 @@ else:
     import ray
     ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
     started = time.perf_counter() - t
-    counts = build_index(collection, index, ray="local", shards=int(mode.split(":")[1]))
+    from mathsearch.distributed import RayEngine
+    counts = build_index(collection, index, engine=RayEngine, shards=int(mode.split(":")[1]))
     ray.shutdown()
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 # Ray's workers are not this process's children: each step measures its own CPU where it runs

@@ -29,7 +29,7 @@ def cluster():
 def sharded(cluster, tmp_path_factory):
     """The sample in 4 shards, built by Ray tasks; the text step of shard 1 kills its worker once."""
     from mathsearch.distributed import RayEngine
-    from mathsearch.indexes.shards import build_partitioned
+    from mathsearch.indexes.build import build_partitioned
 
     root = tmp_path_factory.mktemp("sharded")
     marker = root / "killed.txt"
@@ -225,8 +225,8 @@ def dense_pair(cluster, sample_index, tmp_path_factory):
     from test_shards import train_tiny_encoder
 
     from mathsearch.distributed import RayEngine
+    from mathsearch.indexes.build import build_partitioned
     from mathsearch.indexes.dense import build_dense_index
-    from mathsearch.indexes.shards import build_partitioned
     from mathsearch.store import Store
 
     root = tmp_path_factory.mktemp("dense")

@@ -18,7 +18,7 @@ from mathsearch.cli import app
 from mathsearch.encoders.train import TrainConfig, train
 from mathsearch.errors import InputError
 from mathsearch.indexes.build import build_index
-from mathsearch.indexes.shards import _sql_shard, shard_of
+from mathsearch.indexes.shards import shard_of, sql_shard
 from mathsearch.indexes.text_index import Clause
 from mathsearch.store import Store
 from mathsearch.systems import SearchContext, SearchQuery, make_system
@@ -72,7 +72,7 @@ def test_the_sql_split_and_shard_of_agree():
     ids = [rnd.randint(1, 5_000_000) for _ in range(500)] + [1, 2, 3, 4_294_967_295]
     db = sqlite3.connect(":memory:")
     for n in (2, 3, 4, 7):
-        got = [db.execute(f"SELECT {_sql_shard('t', n)} FROM (SELECT ? AS t)", (i,)).fetchone()[0] for i in ids]
+        got = [db.execute(f"SELECT {sql_shard('t', n)} FROM (SELECT ? AS t)", (i,)).fetchone()[0] for i in ids]
         assert got == [shard_of(i, n) for i in ids]
         assert len(set(got)) == n  # every shard gets threads
 

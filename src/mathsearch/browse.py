@@ -52,6 +52,7 @@ def thread_of(searcher: Searcher, post_id: int) -> Thread:
         raise NotFoundError(f"post {post_id} is not in the collection of {searcher.index_dir}.")
     tid = post.thread_id
     question = store.post(tid)
+    # A thread's answers as the site shows them: by votes (the post's score, not a search score), then post id.
     answers = sorted(store.answers_of(tid), key=lambda p: (-(p.score or 0), p.post_id))
     posts = ([question] if question is not None else []) + answers
     ids = [p.post_id for p in posts]

@@ -316,6 +316,7 @@ def _pool_formulas(pool: Pool, runs: Sequence[PoolRun], items: dict, visual_ids:
                 if posts.get((topic, fid)) is None:
                     posts[(topic, fid)] = ranking.post_of(fid)
     for (topic, vid), candidates in votes.items():
+        # Ties by a seeded shuffle, not by id: the pool must not favour low or high ids.
         chosen = sorted(candidates, key=lambda f: (-candidates[f], shuffle_key(pool.seed, topic, f)))[: pool.instances]
         for fid in chosen:
             items[(topic, FORMULA, fid)] = PoolItem(topic, FORMULA, fid, post_id=posts.get((topic, fid)), visual_id=vid,

@@ -27,7 +27,7 @@ def check(
 
     lookup = None
     if index is not None:
-        from ..indexes.shards import open_store
+        from ..indexes.directory import open_store
 
         lookup = open_store(index)
     elif formulas:

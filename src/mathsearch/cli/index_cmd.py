@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import typer
@@ -58,7 +59,7 @@ def index(
                              optional=(("dense",) if dense or encoder is not None or query_encoder is not None else ())
                              + mirmu,
                              encoder=encoder,
-                             query_encoder=query_encoder, shards=shards, ray=ray)
+                             query_encoder=query_encoder, shards=shards, engine=_engine(ray))
     for folder, size in counts.cleaned:
         console.print(f"removed {folder} ({size / 2**20:,.1f} MiB), left by a build that did not finish",
                       highlight=False, soft_wrap=True)
@@ -79,6 +80,16 @@ def index(
             console.print(f"  [yellow]{problem}[/yellow]", highlight=False, soft_wrap=True)
     if counts.skipped:
         raise typer.Exit(1)  # built, but some rows were bad: say so in the exit code
+
+
+def _engine(ray: str | None):
+    """What runs the build's steps: None (here, the default), or with ``--ray`` a function that
+    starts or reaches the Ray cluster once the build's checks have passed."""
+    if ray is None:
+        return None
+    from ..distributed import make_engine
+
+    return partial(make_engine, ray)
 
 
 def register(app: typer.Typer) -> None:

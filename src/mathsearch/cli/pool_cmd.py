@@ -53,7 +53,7 @@ def pool(
     visual_ids = None
     if task == 2:
         if index is not None:
-            from ..indexes.shards import open_store
+            from ..indexes.directory import open_store
 
             visual_ids = open_store(index).visual_ids
         else:

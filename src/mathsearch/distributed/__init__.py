@@ -1,15 +1,16 @@
 """Ray as the engine of batch work beyond one machine (the optional extra ``mathsearch[ray]``).
 
-* :mod:`.engine`: where build steps run: here (:class:`~.engine.LocalEngine`) or as Ray tasks on
-  a local or existing cluster (:class:`~.engine.RayEngine`, ``mathsearch index --ray [ADDRESS]``);
-  a step is one (partition, index) pair: the split of the store into a shard, a shard's text
-  analysis and tantivy index, its formula analysis and postings, its embedding (dense).
+* :mod:`.engine`: where the tasks of a plan run: here (:class:`~mathsearch.parallel.LocalEngine`)
+  or as Ray tasks on a local or existing cluster (:class:`~.engine.RayEngine`, ``mathsearch index
+  --ray [ADDRESS]``).  The index build's tasks (:mod:`mathsearch.indexes.steps`) are one
+  (partition, index) pair each: the split of the store into a shard, a shard's text analysis and
+  tantivy index, its formula analysis and postings, its embedding (dense).
 * :mod:`.batch`: runs of many systems over many topics as Ray tasks (``mathsearch run --ray``).
 
 Nothing here is imported unless asked for: without ``--ray`` the build is the one of
 :mod:`mathsearch.indexes.build`, and ray need not be installed.
 """
 
-from .engine import Engine, LocalEngine, RayEngine, StepTask, make_engine, run_step
+from .engine import Engine, LocalEngine, RayEngine, make_engine, run_task
 
-__all__ = ["Engine", "LocalEngine", "RayEngine", "StepTask", "make_engine", "run_step"]
+__all__ = ["Engine", "LocalEngine", "RayEngine", "make_engine", "run_task"]

@@ -1,14 +1,16 @@
-"""Where the steps of a build run: here, or as Ray tasks on a cluster.
+"""Where the tasks of a plan run: here (:class:`~mathsearch.parallel.LocalEngine`), or as Ray
+tasks on a cluster (:class:`RayEngine`).
 
-A :class:`StepTask` names one step of one INDEX_DIR (a whole index or a shard): ``split`` (the
-shard's store from the full store), ``text``, ``formula`` or ``dense``.  :func:`run_step` does
-it and is idempotent: it first removes whatever an earlier, killed attempt of the same step left
-(inside the building folder only), so a retried task neither loses nor duplicates posts.
+A task is anything with a ``key``, an ``all_cores`` wish and an idempotent ``run(workers)``
+(:class:`~mathsearch.parallel.Task`): the engine knows nothing of what it does.  The index build
+describes itself as such tasks (:class:`mathsearch.indexes.steps.StepTask`: one step of one
+INDEX_DIR, a whole index or a shard) and is handed an engine by its caller (``mathsearch index
+--ray``).
 
 :class:`RayEngine` submits every task at once (one CPU each, the analysis inside a task in one
 process: Ray spreads the tasks over the cluster's workers) and retries a task whose worker died
-(``max_retries``); an error raised by a step is not retried and comes back as itself.  The
-embedding of an unsharded index asks for every CPU (the encoder uses them); a shard's, for one.  Every path
+(``max_retries``); an error raised by a step is not retried and comes back as itself.  A task
+that wants ``all_cores`` (the embedding of an unsharded index) asks for every CPU; others, for one.  Every path
 is absolute: on a cluster of several machines the index's parent folder must be on storage every
 node mounts at the same path (NFS, a shared volume), and every node needs mathsearch installed.
 """
@@ -16,114 +18,14 @@ node mounts at the same path (NFS, a shared volume), and every node needs mathse
 from __future__ import annotations
 
 import os
-import signal
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import InputError, MathsearchError
+from ..parallel import Engine, LocalEngine, Task, run_task
 
 Progress = Callable[[str, int, int], None]
 RETRIES = 3
-
-
-@dataclass(frozen=True)
-class StepTask:
-    """One step: ``step`` of the INDEX_DIR ``path`` (``split`` also reads ``full`` as shard ``shard`` of ``of``)."""
-
-    path: str
-    step: str
-    shard: int = 0
-    of: int = 1
-    full: str = ""
-    options: dict[str, Any] = field(default_factory=dict)  # dense: encoder, query_encoder
-
-    @property
-    def key(self) -> str:
-        return f"{Path(self.path).name}/{self.step}"
-
-
-def run_step(task: StepTask, workers: int = 1, kill_marker: str | None = None) -> tuple[dict, float]:
-    """Do ``task``; return its counts and seconds.  ``kill_marker`` (tests of retries only): the
-    first attempt, finding no file there, makes it and kills its own process once the step's
-    output is written, as a worker lost at the worst moment."""
-    from ..indexes.shards import remove_partial, split_store
-    from ..store import Store
-    from ..store.atomic import clean_stale_builds
-
-    started, cpu = time.perf_counter(), _cpu_seconds()
-    path = Path(task.path)
-    if task.step == "split":
-        counts: dict = split_store(Path(task.full), path, task.shard, task.of)
-    elif task.step == "text":
-        from ..indexes.text_index import TEXT_DIR, build_text_indexes
-
-        remove_partial(path / TEXT_DIR)
-        with Store.open(path) as store:
-            counts = build_text_indexes(store, path, workers=workers)
-    elif task.step == "formula":
-        from ..indexes.formula import FORMULA_DIR, build_formula_index
-
-        clean_stale_builds(path / FORMULA_DIR)
-        with Store.open(path) as store:
-            counts = build_formula_index(store, path, workers=workers)
-    else:  # an optional step: dense vectors (a killed attempt's vectors removed first), MIRMU's indexes
-        from ..indexes.build import OPTIONAL_STEPS
-
-        if task.step not in OPTIONAL_STEPS:
-            raise MathsearchError(f"unknown build step {task.step!r}")
-        if task.step == "dense":
-            from ..indexes.dense import DENSE_DIR
-
-            remove_partial(path / DENSE_DIR)
-        counts = OPTIONAL_STEPS[task.step](path, None, **task.options)
-    if kill_marker is not None and not os.path.exists(kill_marker):
-        Path(kill_marker).write_text(f"{task.key} killed in process {os.getpid()}\n")
-        os.kill(os.getpid(), signal.SIGKILL)
-    counts = {**counts, CPU_KEY: round(_cpu_seconds() - cpu, 2)}
-    return counts, round(time.perf_counter() - started, 2)
-
-
-CPU_KEY = "cpu_seconds"  # in a step's counts: the CPU it used (its process and the pool workers it reaped)
-
-
-def _cpu_seconds() -> float:
-    """CPU seconds of this process and of its children reaped so far (a step's fork pools): a Ray
-    worker's CPU, which the build process never sees, measured where the step runs."""
-    import resource
-
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-class Engine(Protocol):
-    workers: int
-
-    def run(self, tasks: Sequence[StepTask], progress: Progress | None = None) -> list[tuple[dict, float]]: ...
-
-    def close(self) -> None: ...
-
-
-class LocalEngine:
-    """Every task here, one after the other, each spreading its analysis over ``workers`` processes."""
-
-    def __init__(self, workers: int | None = None):
-        from ..indexes.text_index import default_workers
-
-        self.workers = default_workers() if workers is None else workers
-
-    def run(self, tasks: Sequence[StepTask], progress: Progress | None = None) -> list[tuple[dict, float]]:
-        out = []
-        for i, task in enumerate(tasks):
-            out.append(run_step(task, self.workers))
-            if progress:
-                progress("shard steps", i + 1, len(tasks))
-        return out
-
-    def close(self) -> None:
-        pass
 
 
 def import_ray():
@@ -175,15 +77,15 @@ class RayEngine:
             except Exception as exc:  # ConnectionError, ValueError, RuntimeError: Ray's words, one sentence
                 raise InputError(f"--ray {address}: could not start or reach a Ray cluster ({exc}).") from None
             self._owned = True
-        self._step = ray.remote(max_retries=RETRIES, retry_exceptions=False, num_cpus=1)(run_step)
+        self._step = ray.remote(max_retries=RETRIES, retry_exceptions=False, num_cpus=1)(run_task)
 
-    def run(self, tasks: Sequence[StepTask], progress: Progress | None = None) -> list[tuple[dict, float]]:
+    def run(self, tasks: Sequence[Task], progress: Progress | None = None) -> list[tuple[dict, float]]:
         ray = self._ray
         refs = []
         for task in tasks:
             marker = self._kill_once[1] if self._kill_once and self._kill_once[0] == task.key else None
             opts: dict[str, Any] = {"name": f"mathsearch {task.key}"}
-            if task.step == "dense" and task.of == 1:  # the one embedding of an unsharded index: every core
+            if task.all_cores:  # e.g. the one embedding of an unsharded index
                 opts["num_cpus"] = max(1, int(ray.available_resources().get("CPU", 1)))
             refs.append(self._step.options(**opts).remote(task, 1, marker))
         pending = list(refs)

@@ -32,13 +32,12 @@ fitted to MiniLM's space, and one topic a query is cheap to encode.
 from __future__ import annotations
 
 import json
-import os
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .base import Encoder
+from .base import Encoder, encoder_home
 
 MINILM = "minilm"
 STATIC_MINILM = "static-minilm"
@@ -61,12 +60,6 @@ __all__ = [
     "BUILTIN", "DEFAULT_ENCODER", "Encoder", "MINILM", "STATIC_MINILM", "check_encoder", "check_encoders", "encoder_home",
     "encoder_info", "load_encoder", "resolve",
 ]
-
-
-def encoder_home() -> Path:
-    """Where trained encoders are saved by name: ``$MATHSEARCH_ENCODERS`` or ``~/.cache/mathsearch/encoders``."""
-    env = os.environ.get("MATHSEARCH_ENCODERS")
-    return Path(env) if env else Path.home() / ".cache" / "mathsearch" / "encoders"
 
 
 def resolve(name: str) -> tuple[str, Path | None]:

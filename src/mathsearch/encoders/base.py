@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -50,3 +52,9 @@ def quiet_hf() -> None:
         disable_progress_bars()
     except ImportError:
         pass
+
+
+def encoder_home() -> Path:
+    """Where trained encoders are saved by name: ``$MATHSEARCH_ENCODERS`` or ``~/.cache/mathsearch/encoders``."""
+    env = os.environ.get("MATHSEARCH_ENCODERS")
+    return Path(env) if env else Path.home() / ".cache" / "mathsearch" / "encoders"

@@ -113,7 +113,7 @@ def distill_static(pca_dims: int | None = None):
 
 def distilled_static():
     """``static-minilm``: distilled once (minutes), then kept under :func:`encoder_home` and loaded from there."""
-    from . import encoder_home
+    from .base import encoder_home
     from .static import StaticEncoder
 
     folder = encoder_home() / "static-minilm"

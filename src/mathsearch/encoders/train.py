@@ -136,6 +136,7 @@ def bm25_negatives(text, store, questions: list[int], depth: int, thread_of: dic
         found = text.search_answers(QueryBags.of_text(post.title or "", post.text, post.tags), clauses,
                                     depth * 2 + 10, max_terms)
         skip = {q, *linked.get(q, ())}
+        # Ties by id ascending (not ranking's order): the training pairs, and so the saved encoders, stay as they were.
         out[q] = [a for a in sorted(found, key=lambda a: (-found[a], a)) if thread_of.get(a) not in skip][:depth]
     return out
 

@@ -7,10 +7,11 @@ re-exported below.
 
 from .categories import category_means, read_categories
 from .collection import CollectionFacts, from_formula_tsv, from_index, from_posts_xml, read_answer_texts
-from .evaluate import EvalOptions, EvalReport, RunResult, evaluate_ranked, evaluate_runs
+from .evaluate import EvalOptions, evaluate_ranked, evaluate_runs
 from .formulas import detect_qrels_key, visual_qrels, visual_run
 from .measures import MAP_PRIME, NDCG_10, NDCG_PRIME, P10_PRIME, RANKED_MEASURES, TASK3_MEASURES, TrecMeasure
 from .report import to_json, to_text
+from .results import EvalReport, RunResult
 from .stats import MeanCI, mean_ci, paired_t_test, randomisation_test
 from .subcollection import Restriction, restrict_qrels
 from .task3 import token_f1

@@ -44,7 +44,7 @@ def from_formula_tsv(*paths: str | Path, report: ReadReport | None = None) -> Co
 
 def from_index(index_dir: str | Path) -> CollectionFacts:
     """Facts from the collection store under ``index_dir`` (``mathsearch index``, sharded or not)."""
-    from ..indexes.shards import open_store
+    from ..indexes.directory import open_store
 
     store = open_store(index_dir)
     visual_of: dict[str, str] = {}

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..errors import InputError
 from ..readers.qrels import qrels_to_dict, read_qrels
@@ -27,79 +27,14 @@ from ..readers.runs import read_run_scores, read_task3_run
 from ..records import ReadReport
 from ..runs.naming import check_run_name
 from ..runs.validate import CheckReport, Problem, check_run_scores
-from .categories import Categories, category_means
+from .categories import Categories
 from .collection import CollectionFacts
 from .formulas import QrelsKey, detect_qrels_key, visual_qrels, visual_run
-from .measures import JUDGED_AT, RANKED_MEASURES, TASK3_MEASURES
-from .stats import MeanCI, mean_ci, paired_t_test, randomisation_test
+from .measures import JUDGED_AT, RANKED_MEASURES
+from .results import EvalReport, RunResult, Test, compare, finish, is_trec_layout
 from .subcollection import restrict_qrels
 from .task3 import Task3Scores, overlap_scores, references_by_topic, relevance_scores
 from .trec import TrecScorer, judged_fractions, rank_run, trec_order
-
-Test = Literal["t", "randomisation"]
-
-
-@dataclass(slots=True)
-class RunResult:
-    """Scores of one run: per topic, means with intervals, and what was noticed on the way."""
-
-    name: str  # the run file's name: the key of the JSON output
-    path: str
-    task: int
-    per_topic: dict[str, dict[str, float]] = field(default_factory=dict)  # {measure: {topic: value}}
-    means: dict[str, float] = field(default_factory=dict)
-    ci: dict[str, MeanCI] = field(default_factory=dict)
-    topics: int = 0
-    judged_at: dict[int, float] = field(default_factory=dict)
-    p_values: dict[str, float] = field(default_factory=dict)  # against the first run
-    categories: dict[str, dict[str, dict[str, tuple[float, int]]]] = field(default_factory=dict)
-    read: ReadReport = field(default_factory=ReadReport)
-    checks: CheckReport | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def topic_table(self) -> dict[str, dict[str, float]]:
-        """``{topic: {measure: value}}`` (the JSON ``per_topic``)."""
-        out: dict[str, dict[str, float]] = {}
-        for measure, values in self.per_topic.items():
-            for topic, v in values.items():
-                out.setdefault(topic, {})[measure] = v
-        return dict(sorted(out.items(), key=lambda kv: _topic_key(kv[0])))
-
-
-@dataclass(slots=True)
-class EvalReport:
-    task: int
-    qrels: str
-    runs: list[RunResult] = field(default_factory=list)
-    topics: int = 0
-    topics_dropped: list[str] = field(default_factory=list)  # sub-collection protocol
-    judgements_removed: int = 0
-    qrels_key: str = ""  # Task 2: "visual" or "formula"
-    qrels_read: ReadReport = field(default_factory=ReadReport)
-    test: str = "t"
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def measures(self) -> tuple[str, ...]:
-        names = TASK3_MEASURES if self.task == 3 else tuple(m.name for m in RANKED_MEASURES)
-        present = {m for r in self.runs for m in r.means}
-        return tuple(m for m in names if m in present)
-
-
-def _topic_key(topic: str) -> tuple:
-    head, _, num = topic.rpartition(".")
-    return (head, int(num)) if num.isdigit() else (topic, 0)
-
-
-def _finish(result: RunResult, topics: Sequence[str], categories: Categories | None) -> None:
-    for measure, values in result.per_topic.items():
-        scores = [values[t] for t in topics if t in values]
-        ci = mean_ci(scores)
-        result.ci[measure] = ci
-        result.means[measure] = ci.mean
-        if categories:
-            result.categories[measure] = category_means(values, categories)
-    result.topics = len(topics)
 
 
 def _checks(
@@ -115,20 +50,6 @@ def _checks(
     for message in check_run_name(path.name, task):
         report.add(Problem("bad file name", "", path.name, f"file name {path.name!r}: {message}"))
     return report
-
-
-def _compare(report: EvalReport, test: Test) -> None:
-    if len(report.runs) < 2:
-        return
-    first = report.runs[0]
-    for other in report.runs[1:]:
-        for measure, values in other.per_topic.items():
-            base = first.per_topic.get(measure, {})
-            common = [t for t in values if t in base]
-            a = [base[t] for t in common]
-            b = [values[t] for t in common]
-            p = randomisation_test(a, b) if test == "randomisation" else paired_t_test(a, b)
-            other.p_values[measure] = p
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +154,7 @@ class RankedScoring:
         unscored = [t for t in run if t not in qrels]
         if unscored:
             result.notes.append(f"{len(unscored)} run topic(s) without judgements, not scored")
-        _finish(result, self.topics, categories)
+        finish(result, self.topics, categories)
 
 
 def evaluate_ranked(
@@ -311,7 +232,7 @@ def evaluate_runs(
             result.checks = _checks(path, task, run, result.read, facts)
             scoring.score(result, run, options.categories)
             report.runs.append(result)
-    _compare(report, options.test)
+    compare(report, options.test)
     return report
 
 
@@ -335,23 +256,6 @@ def _restrict(report: EvalReport, judgements: Judgements, facts: CollectionFacts
     report.judgements_removed = restricted.judgements_removed
     if not restricted.qrels:
         raise InputError("no topic of the qrels has a relevant document in this collection")
-
-
-def _is_trec_layout(path: Path) -> bool:
-    """Whether a file given for Task 3 is a ranked (TREC) run rather than a Task 3 answer run."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                fields = line.split()
-                if fields:
-                    return len(fields) >= 6 and fields[1] == "Q0"
-    except FileNotFoundError:
-        raise InputError(f"run file {path} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"run path {path} is a directory, not a file") from None
-    except UnicodeDecodeError:
-        raise InputError(f"run file {path} is not UTF-8 text") from None
-    return False
 
 
 def _evaluate_task3(
@@ -384,7 +288,7 @@ def _evaluate_task3(
         answer_ids: dict[str, str | None] = {}
         answers: dict[str, str] = {}
         text_unknown: set[str] = set()
-        if _is_trec_layout(path):
+        if is_trec_layout(path):
             # A Task 1 run scored with Task 3 measures: its first hit in trec_eval order.
             run = read_run_scores(path, 1, result.read)
             for topic, docs in run.items():
@@ -419,7 +323,7 @@ def _evaluate_task3(
             result.notes.append(f"{len(scores.no_reference)} topic(s) without H+M reference text left out of LO/CS")
         judged = sum(1 for t in topics if answer_ids.get(t) in qrels[t])
         result.judged_at = {1: judged / len(answer_ids) if answer_ids else 0.0}
-        _finish(result, topics, options.categories)
+        finish(result, topics, options.categories)
         report.runs.append(result)
     report.notes.append(f"LO tokenizer: {tokenizer.name}")
     if similarity is not None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .evaluate import EvalReport, RunResult
 from .measures import JUDGED_AT
+from .results import EvalReport, RunResult
 
 
 def run_json(run: RunResult, measures: tuple[str, ...]) -> dict[str, Any]:

@@ -225,7 +225,7 @@ def evaluate_sources(
     from ..readers.qrels import qrels_to_dict, read_qrels
     from ..readers.runs import read_run_scores, read_task3_run
     from ..records import ReadReport
-    from .evaluate import EvalReport, RunResult, _compare, _finish, _is_trec_layout
+    from .results import EvalReport, RunResult, compare, finish, is_trec_layout
     from .subcollection import restrict_qrels
     from .tokenize import default_tokenizer
     from .trec import trec_order
@@ -253,7 +253,7 @@ def evaluate_sources(
         result.read = ReadReport(source=str(path))
         answers: dict[str, str] = {}
         sources: dict[str, list[str]] = {}
-        if _is_trec_layout(path):
+        if is_trec_layout(path):
             run = read_run_scores(path, 1, result.read)
             for topic, docs in run.items():
                 if docs:
@@ -286,9 +286,9 @@ def evaluate_sources(
             result.notes.append(f"{too_long} answer(s) longer than 1,200 characters")
         judged_n = sum(1 for t in topics if main.get(t) in qrels[t])
         result.judged_at = {1: judged_n / len(topics) if topics else 0.0}
-        _finish(result, topics, categories)
+        finish(result, topics, categories)
         report.runs.append(result)
-    _compare(report, test)  # type: ignore[arg-type]
+    compare(report, test)  # type: ignore[arg-type]
     report.notes.append("development protocol: AR_src/P@1_src = Task 1 grade of the main source; LO/CS against "
                         "the other relevant answers of <= 1,200 characters")
     report.notes.append(f"LO tokenizer: {tokenizer.name}")

@@ -1,13 +1,16 @@
 """Build everything under an INDEX_DIR from a collection folder, atomically (``mathsearch index``).
 
-First the collection store, then each search index step of :data:`INDEX_STEPS`, all into the
-same temporary folder, which replaces INDEX_DIR only when every step has finished.  The search
+First the collection store, then each search index step of :data:`~.steps.INDEX_STEPS`, all into
+the same temporary folder, which replaces INDEX_DIR only when every step has finished.  The search
 index steps only read the store, so they run side by side: the first in this process, the others
 in forked child processes (at full size the text and formula indexes each take many CPU minutes).
+A sharded index, or steps run by an engine (Ray), is :func:`build_partitioned`: the build as
+:class:`~.steps.StepTask` lists that the engine it is given runs.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -16,54 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..parallel import side_by_side
+from ..parallel import CPU_KEY, Engine, LocalEngine, side_by_side
 from ..readers.collection import detect_collection
-from ..store import IngestCounts, Store, atomic_directory, build_store
+from ..store import IngestCounts, atomic_directory, build_store
 from ..store.atomic import clean_stale_builds
 from ..store.build import Progress
 from .directory import check_index_target, write_manifest
-
-# A step: (name, function(index_dir_being_built, progress) -> dict of counts); it opens the
-# freshly built store from that folder itself.
-IndexStep = Callable[[Path, Progress | None], dict]
-
-
-def _text_step(building: Path, progress: Progress | None) -> dict:
-    from .text_index import build_text_indexes
-
-    with Store.open(building) as store:
-        return build_text_indexes(store, building, progress)
-
-
-def _dense_step(building: Path, progress: Progress | None, encoder: str | None = None,
-                query_encoder: str | None = None) -> dict:
-    from .dense import build_dense_index
-
-    with Store.open(building) as store:
-        return build_dense_index(store, building, progress, encoder=encoder, query_encoder=query_encoder)
-
-
-def _formula_step(building: Path, progress: Progress | None) -> dict:
-    from .formula import build_formula_index
-
-    with Store.open(building) as store:
-        return build_formula_index(store, building, progress)
-
-
-def _mirmu_step(building: Path, progress: Progress | None, name: str = "") -> dict:
-    from .mirmu import builder
-
-    with Store.open(building) as store:
-        return builder(name)(store, building, progress)
-
-
-# One line per index.
-INDEX_STEPS: list[tuple[str, IndexStep]] = [("text", _text_step), ("formula", _formula_step)]
-# Built only on request (``mathsearch index --dense``): embeddings cost minutes on a CPU.
-OPTIONAL_STEPS: dict[str, IndexStep] = {"dense": _dense_step}
-# MIRMU's systems (``mathsearch index --with mias,scm,formula2vec,compubert``): indexes/mirmu/.
-MIRMU_STEPS = ("mias", "scm", "formula2vec", "compubert")
-OPTIONAL_STEPS.update({name: partial(_mirmu_step, name=name) for name in MIRMU_STEPS})
+from .shard_build import write_global_formula_stats, write_global_text_stats, write_sharded_dense_manifest
+from .shards import HASH, shard_name
+from .steps import (  # noqa: F401  (importable from here, as before)
+    INDEX_STEPS,
+    MIRMU_STEPS,
+    OPTIONAL_STEPS,
+    IndexStep,
+    StepTask,
+    check_optional_steps,
+)
 
 
 def _timed(step: IndexStep, building: Path, progress: Progress | None) -> tuple[dict, float]:
@@ -96,41 +67,20 @@ class IndexCounts(IngestCounts):
     cleaned: list[tuple[str, int]] = field(default_factory=list)
 
 
-def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None, query_encoder: str | None = None) -> None:
-    """Fail before any work when an optional step is unknown or cannot run (its encoder unknown,
-    its extras missing): an hour's build must not end in an import error."""
-    for name in optional:
-        if name not in OPTIONAL_STEPS:
-            raise InputError(f"unknown optional index step {name!r}; known: {', '.join(OPTIONAL_STEPS)}")
-    if any(name in MIRMU_STEPS for name in optional):
-        from .mirmu import check_artifacts
-
-        check_artifacts(tuple(n for n in optional if n in MIRMU_STEPS))
-    if "dense" in optional:
-        from ..encoders import DEFAULT_ENCODER, check_encoders
-
-        try:
-            check_encoders(DEFAULT_ENCODER if encoder is None else encoder, query_encoder)
-        except InputError as exc:
-            raise InputError(f"--dense: {exc} (nothing was built)") from None
-
-
 def build_index(
     collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False,
     optional: tuple[str, ...] = (), encoder: str | None = None, query_encoder: str | None = None,
-    shards: int = 1, ray: str | None = None,
+    shards: int = 1, engine: Engine | Callable[[], Engine] | None = None,
 ) -> IndexCounts:
     """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
     unless ``store_only``, and the ``optional`` ones named (``("dense",)``, its vectors made by
     ``encoder``, default :data:`mathsearch.encoders.DEFAULT_ENCODER`; topics encoded by
     ``query_encoder`` when given, e.g. ``minilm`` for a static student of MiniLM).  ``shards`` > 1
-    builds a sharded index and ``ray`` (an address, or ``local``) runs the steps as Ray tasks
-    (:func:`mathsearch.indexes.shards.build_partitioned`)."""
-    if (shards != 1 or ray is not None) and not store_only:
-        from .shards import build_partitioned
-
-        return build_partitioned(collection_dir, index_dir, progress, shards=shards, ray=ray, optional=optional,
-                                 encoder=encoder, query_encoder=query_encoder)
+    builds a sharded index and ``engine`` (or a function that makes one, e.g. ``partial(RayEngine,
+    "local")``) runs the steps (:func:`build_partitioned`)."""
+    if (shards != 1 or engine is not None) and not store_only:
+        return build_partitioned(collection_dir, index_dir, progress, shards=shards, optional=optional,
+                                 encoder=encoder, query_encoder=query_encoder, engine=engine)
     started = time.perf_counter()
     files = detect_collection(collection_dir)
     # Every check that can fail comes before the work, and nothing the user made is ever replaced.
@@ -157,4 +107,96 @@ def build_index(
         check_index_target(index_dir, files.root)  # again: the folder may have changed during the build
         read = {k: v for k, v in counts.as_json().items() if k not in ("indexes", "cleaned")}
         write_manifest(building, files.root, files.kind, {**read, **counts.indexes})
+    return counts
+
+
+def build_partitioned(
+    collection_dir: str | Path, index_dir: str | Path, progress=None, *, shards: int = 1,
+    optional: tuple[str, ...] = (), encoder: str | None = None, query_encoder: str | None = None,
+    engine: Engine | Callable[[], Engine] | None = None,
+):
+    """:func:`build_index` with its steps run by an engine (see :class:`~.steps.StepTask`) and, with
+    ``shards`` > 1, a sharded index: the store read once, split by thread into ``shards`` complete
+    INDEX_DIRs, each indexed, then given the collection's formula statistics.  ``engine``: one that
+    runs the tasks (left open), or a function that makes one once every check has passed (closed
+    at the end; e.g. ``partial(RayEngine, "local")``, see :mod:`mathsearch.distributed`); default
+    :class:`~mathsearch.parallel.LocalEngine`.  The same guarantees: every check first, the target
+    replaced only when complete and only when mathsearch made it."""
+    started = time.perf_counter()
+    if shards < 1:
+        raise InputError(f"--shards must be at least 1, not {shards}")
+    others = [name for name in optional if name != "dense"]
+    if shards > 1 and others:
+        raise InputError(f"{', '.join(others)} cannot be combined with --shards yet: build the shards without "
+                         "them (nothing was built).")
+    files = detect_collection(collection_dir)
+    check_index_target(index_dir, files.root)
+    check_optional_steps(optional, encoder, query_encoder)
+    own_engine = engine is None or callable(engine)  # made here, after the checks: closed here
+    engine = (engine or LocalEngine)() if own_engine else engine  # type: ignore[operator]
+    try:
+        cleaned = [(str(path), size) for path, size in clean_stale_builds(index_dir)]
+        with atomic_directory(index_dir) as building:
+            full = building if shards == 1 else building / ".full-store"
+            full.mkdir(exist_ok=True)
+            store_counts = build_store(files, full, progress)
+            if store_counts.questions + store_counts.answers == 0:
+                raise InputError(f"{files.posts} holds no readable posts: nothing to index ({index_dir} was left as it was).")
+            counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
+            counts.cleaned = cleaned
+            dense_opts = {"encoder": encoder, "query_encoder": query_encoder}
+            if shards == 1:
+                tasks = [StepTask(str(building), name) for name, _ in INDEX_STEPS]
+                tasks += [StepTask(str(building), name, options=dense_opts if name == "dense" else {}) for name in optional]
+                for task, (step_counts, seconds) in zip(tasks, engine.run(tasks, progress), strict=True):
+                    step_counts = dict(step_counts)
+                    counts.indexes[f"{task.step}_cpu_seconds"] = step_counts.pop(CPU_KEY, None)
+                    counts.indexes.update(step_counts)
+                    counts.indexes[f"{task.step}_seconds"] = seconds
+                extra = None
+            else:
+                dirs = [building / shard_name(i) for i in range(shards)]
+                split = [StepTask(str(d), "split", i, shards, str(full)) for i, d in enumerate(dirs)]
+                shard_counts: list[dict[str, Any]] = []
+                for c, _ in engine.run(split, progress):
+                    c = dict(c)
+                    c["split_cpu"] = c.pop(CPU_KEY, 0.0)
+                    shard_counts.append(c)
+                shutil.rmtree(full)
+                tasks = [StepTask(str(d), name) for d in dirs for name, _ in INDEX_STEPS]
+                if "dense" in optional:  # each shard's posts embedded by the same encoder, one task a shard
+                    tasks += [StepTask(str(d), "dense", i, shards, options=dense_opts) for i, d in enumerate(dirs)]
+                for task, (step_counts, seconds) in zip(tasks, engine.run(tasks, progress), strict=True):
+                    mine = shard_counts[dirs.index(Path(task.path))]
+                    step_counts = dict(step_counts)
+                    mine[f"{task.step}_cpu"] = step_counts.pop(CPU_KEY, 0.0)  # summed over the shards below
+                    mine.update(step_counts)
+                    mine[f"{task.step}_seconds"] = seconds
+                step_started = time.perf_counter()
+                counts.indexes.update(write_global_formula_stats(dirs))
+                counts.indexes.update(write_global_text_stats(dirs))
+                if "dense" in optional:
+                    write_sharded_dense_manifest(building, dirs)
+                counts.indexes["global_seconds"] = round(time.perf_counter() - step_started, 2)
+                for key in sorted({k for c in shard_counts for k in c}):
+                    values = [c.get(key, 0) for c in shard_counts]
+                    if not all(isinstance(v, int | float) for v in values):  # e.g. dense_encoder: one name
+                        counts.indexes[key] = values[0] if len(set(map(str, values))) == 1 else values
+                    elif key.endswith("_seconds"):
+                        counts.indexes[f"{key[:-8]}_seconds_max_shard"] = max(values)
+                    elif key.endswith("_cpu"):  # CPU seconds of a step, all shards together
+                        counts.indexes[f"{key}_seconds"] = round(sum(values), 2)
+                    elif key not in ("questions", "answers", "comments", "links", "formulas"):
+                        counts.indexes[key] = sum(values)
+                counts.indexes["shards"] = shards
+                for d, c in zip(dirs, shard_counts, strict=True):
+                    write_manifest(d, files.root, files.kind, c)
+                extra = {"shards": {"count": shards, "hash": HASH, "dirs": [d.name for d in dirs]}}
+            counts.total_seconds = round(time.perf_counter() - started, 2)
+            check_index_target(index_dir, files.root)  # again: the folder may have changed during the build
+            read = {k: v for k, v in counts.as_json().items() if k not in ("indexes", "cleaned")}
+            write_manifest(building, files.root, files.kind, {**read, **counts.indexes}, extra=extra)
+    finally:
+        if own_engine:
+            engine.close()
     return counts

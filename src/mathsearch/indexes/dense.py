@@ -71,6 +71,9 @@ def _fingerprint(info: dict) -> str:
     return str(info.get("fingerprint") or f"{info.get('name')}/v{info.get('version')}")
 
 
+encoder_fingerprint = _fingerprint  # public: a sharded index compares its shards' encoders by it
+
+
 ANN_MIN = 200_000  # from this many vectors on, a faiss IVF index (SQ8) answers queries; below, exact numpy
 ANN_NPROBE = 64
 

@@ -246,7 +246,7 @@ class IndexDirectory:
             if shards:  # one object over the shards, with the single index's interface
                 from .shards import open_sharded
 
-                self._open[name] = open_sharded(name, shards)
+                self._open[name] = open_sharded(name, shards, INDEX_KINDS[name].open)
             else:
                 self._open[name] = INDEX_KINDS[name].open(self.index_dir)
         return self._open[name]
@@ -270,3 +270,24 @@ class IndexDirectory:
     @property
     def dense(self) -> DenseIndex:
         return self.open("dense")
+
+
+def open_store(index_dir: str | Path) -> Any:
+    """The collection store of ``index_dir``: its :class:`~mathsearch.store.Store`, or for a sharded
+    parent one :class:`~.shards.ShardedStore` over its shards' (for the commands that read only the store:
+    ``eval``, ``check``, ``pool`` with ``--index``)."""
+    from ..store import Store
+    from .shards import ShardedStore, shard_dirs_of
+
+    dirs = shard_dirs_of(index_dir, read_manifest(index_dir)) if Path(index_dir).is_dir() else None
+    if not dirs:
+        return Store.open(index_dir)
+    stores: list[Any] = []
+    try:
+        for d in dirs:
+            stores.append(Store.open(d))
+    except BaseException:
+        for s in stores:
+            s.close()
+        raise
+    return ShardedStore(stores)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import numpy as np
 import tantivy
 
 from ..errors import InputError
-from ..parallel import batched, ordered_map
+from ..parallel import batched, default_workers, ordered_map
 from ..store import Store
 from ..text.analysis import LATEX_WORDS_SOURCE
 from .documents import ANSWER_FIELDS, QUESTION_FIELDS, QueryBags, QuestionBags, answer_fields, field_texts
@@ -123,10 +122,6 @@ def _jobs(store: Store) -> Iterator[Job]:
         yield ("orphans", ids)
 
 
-def default_workers() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
-
-
 def build_text_indexes(
     store: Store, index_dir: Path, progress: Progress | None = None, heap: int = 256_000_000, workers: int | None = None
 ) -> dict:
@@ -223,6 +218,7 @@ def select_terms(terms: list[tuple[str, str, float]], doc_freq: Callable[[str, s
         if df > 0:
             kept.append((boost * bm25_idf(df, n_docs), i))
     if 0 < max_terms < len(kept):
+        # Query terms by weight (ties: the first in the query), not hits: ranking's order does not apply.
         kept = sorted(sorted(kept, key=lambda x: (-x[0], x[1]))[:max_terms], key=lambda x: x[1])
     return [terms[i] for _, i in kept]
 

@@ -21,24 +21,31 @@ searches with.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache, cached_property, lru_cache
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from ..config import read_toml, typed
 from ..indexes.formula import Scoring
 from ..ranking import Ranking
 from ..records import FormulaKind
 from .base import SearchContext, SearchQuery, register
-from .config import read_toml, typed
+from .formula_scores import (  # noqa: F401  (all importable from here, as tests, bench and mirmu do)
+    MAX_INSTANCES,
+    TANGENT_S,
+    Rescorer,
+    answer_scores,
+    answer_scores_among,
+    largest_formulae,
+    query_analyzer,
+)
 from .signals import clauses_from
 
 DEFAULT_CONFIG = "formula.toml"
-MAX_INSTANCES = 500_000  # instances expanded per query formula (Task 1)
-TANGENT_S = Scoring(slt=0.5, opt=0.5, unified=0.0, idf=False, exact=0.0, size_power=0.0)
 
 
 def load_config(path: str = "") -> dict[str, Any]:
@@ -96,60 +103,6 @@ def formula_instances(ctx: SearchContext, query: SearchQuery, latex: str, scorin
     return ix.best_instances(ix.query(latex), scoring, max(depth, limit), limit, boosts, weight)
 
 
-def answer_scores(ctx: SearchContext, latexes: Sequence[str], scoring: Scoring | None = None,
-                  depth: int = 2000, limit: int = 1000) -> dict[int, float]:
-    """Task 1 evidence: ``{answer id: score}``, an answer's best-matching formula (instances in the
-    answer itself, its comments included) per query formula, summed over ``latexes``."""
-    ix = ctx.formula
-    scoring = scoring or TANGENT_S
-    total: dict[int, float] = {}
-    for latex in latexes:
-        best = ix.answers_by_best_formula(ix.query(latex), scoring, depth, limit, MAX_INSTANCES)
-        for p, s in best.items():
-            total[p] = total.get(p, 0.0) + s
-    return total
-
-
-def answer_scores_among(ctx: SearchContext, latexes: Sequence[str], answers: Iterable[int],
-                        scoring: Scoring | None = None) -> dict[int, float]:
-    """:func:`answer_scores` of the given ``answers`` only (re-scoring candidates: the cost follows
-    their number of formulae, not the size of the collection)."""
-    rescorer = Rescorer(ctx, latexes, scoring)
-    rescorer.add(answers)
-    return rescorer.total
-
-
-class Rescorer:
-    """:func:`answer_scores_among` fed its candidates in batches (``ours`` re-scores the best answers
-    of each candidate signal as soon as that signal is done, while slower ones still run).  An
-    answer's score is its own (its best formula per query formula, summed in the query formulae's
-    order), so the scores are those of one call on every candidate; an answer given twice is scored once."""
-
-    def __init__(self, ctx: SearchContext, latexes: Sequence[str], scoring: Scoring | None = None):
-        self.ctx = ctx
-        self.latexes = tuple(latexes)
-        self.scoring = scoring or TANGENT_S
-        self.scored: set[int] = set()
-        self.total: dict[int, float] = {}
-
-    @cached_property
-    def queries(self) -> list:
-        """The query formulae parsed once for every batch, at the first batch (none given: none parsed)."""
-        ix = self.ctx.formula
-        return [ix.query(latex) for latex in self.latexes]
-
-    def add(self, answers: Iterable[int]) -> None:
-        fresh = sorted(set(answers) - self.scored)
-        if not fresh or not self.latexes:
-            return
-        self.scored.update(fresh)
-        candidates = np.asarray(fresh, dtype=np.int64)
-        total, ix = self.total, self.ctx.formula
-        for q in self.queries:
-            for p, s in ix.answers_best_formula_among(q, self.scoring, candidates).items():
-                total[p] = total.get(p, 0.0) + s
-
-
 def tangent_s_formula(query: SearchQuery) -> str | None:
     """The topic's formula with most SLT nodes, from the title if it has one, else the body."""
     from ..text.analysis import split_math
@@ -162,15 +115,8 @@ def tangent_s_formula(query: SearchQuery) -> str | None:
     pool = [t for t in title if t.strip()] or [b for b in body if b.strip()]
     if not pool:
         return None
-    analyzer = _analyzer()
+    analyzer = query_analyzer()
     return max(pool, key=lambda latex: (analyzer.analyze(latex).n_nodes, -pool.index(latex)))
-
-
-@cache
-def _analyzer():
-    from ..formula import FormulaAnalyzer
-
-    return FormulaAnalyzer(cache_size=4096)
 
 
 @register
@@ -231,10 +177,3 @@ class TangentS:
         if latex is None:
             return Ranking()
         return Ranking(answer_scores(ctx, [latex], Scoring(slt=self.slt, opt=1.0 - self.slt), limit=limit))
-
-
-def largest_formulae(formulae: Sequence[str], n: int) -> list[str]:
-    """At most ``n`` of ``formulae``, the largest (most SLT nodes) when there are more: they say most."""
-    if len(formulae) <= n:
-        return list(formulae)
-    return sorted(formulae, key=lambda x: _analyzer().analyze(x).n_nodes, reverse=True)[:n]

@@ -97,6 +97,7 @@ def mirmu(runs: Sequence[Run], depth: int = DEPTH) -> FusedRun:
             keyed.append((m_inv, len(present), doc, present))
         # Within a group of equal (M^-1, f), the k-th document (by id) is judged by its rank in the
         # (k mod f)-th of its lists: the group is interleaved fairly across the runs.
+        # The fusion's own keys (not ranking's order): the final scores below rank as ``ranked`` does.
         keyed.sort(key=lambda x: (-x[0], -x[1], x[2]))
         striped = []
         k = 0

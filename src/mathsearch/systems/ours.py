@@ -21,10 +21,10 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import ranking
+from ..config import read_toml, typed
 from ..errors import InputError
 from . import signals
 from .base import Ranking, SearchContext, SearchQuery, register
-from .config import read_toml, typed
 from .signals import DENSE_KINDS, Signal, signal_from
 
 DEFAULT_CONFIG = "ours.toml"

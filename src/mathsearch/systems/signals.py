@@ -28,6 +28,7 @@ from ..indexes.formula import Scoring
 from ..indexes.text_index import Clause
 from ..records import LinkType
 from .base import SearchContext, SearchQuery
+from .formula_scores import TANGENT_S, Rescorer, answer_scores, largest_formulae
 
 
 def clauses_from(weights: Mapping[str, float]) -> list[Clause]:
@@ -235,8 +236,6 @@ class FormulaSignal(Signal):
         return self.rerank > 0
 
     def formulae(self, query: SearchQuery) -> list[str]:
-        from .formula import largest_formulae
-
         return largest_formulae([f for f in query.bags.formulae if f.strip()], self.max_formulae)
 
     def rescorer(self, ctx: SearchContext, query: SearchQuery) -> CandidateRescorer | None:
@@ -245,8 +244,6 @@ class FormulaSignal(Signal):
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
-        from .formula import TANGENT_S, answer_scores
-
         ran = [earlier[name] for name in self.candidates if name in earlier]
         rescorer = self.rescorer(ctx, query)
         if rescorer is not None and ran:
@@ -263,8 +260,6 @@ class CandidateRescorer:
     of every candidate signal's best ``rerank`` at once (see :class:`.formula.Rescorer`)."""
 
     def __init__(self, sig: FormulaSignal, ctx: SearchContext, query: SearchQuery):
-        from .formula import TANGENT_S, Rescorer
-
         self.sig = sig
         self._rescorer = Rescorer(ctx, sig.formulae(query), sig.scoring or TANGENT_S)
 
@@ -289,8 +284,8 @@ DENSE_KINDS = ("dense", "dense_questions")
 
 def signal_from(name: str, section: Mapping[str, object], where: str) -> tuple[str, Signal]:
     """``(kind, Signal)`` of a ``[signals.NAME]`` table."""
+    from ..config import typed
     from ..errors import InputError
-    from .config import typed
 
     kind = str(section.get("kind", name))
     cls = SIGNAL_KINDS.get(kind)

@@ -44,10 +44,10 @@ from ..answers.extract import (
     extract,
 )
 from ..answers.passages import MAX_ANSWER_CHARS
+from ..config import read_toml
 from ..errors import InputError
 from ..records import Task3Answer, Topic
 from .base import SearchContext, SearchQuery, make_system, needs_of, register, spec
-from .config import read_toml
 
 DEFAULT_SYSTEM = "extract"  # what `mathsearch answer` and `run --task 3` run unless told
 DEFAULT_BASE_NEEDS = ("store", "text", "formula")  # ours:dense=False; dense vectors used when present

@@ -123,6 +123,7 @@ class FormulaIndex:
         if len(docs) > k:
             part = np.argpartition(-scores, k - 1)[:k]
             docs, scores = docs[part], scores[part]
+        # Not ranking's order: visual formula numbers (not ids) in numpy; shards merge on this order.
         order = np.lexsort((docs, -scores))
         return docs[order], scores[order]
 
@@ -178,6 +179,8 @@ class FormulaIndex:
         walk stops after about ``max_instances`` instances."""
         docs, scores = self.top(q, scoring, depth)
         uniq, best = self.best_of_answers(docs, scores, max_instances)
+        # The cut keeps the lowest answer ids among ties at ``limit`` (answers come sorted by id):
+        # ranking's order would keep the highest and change runs; the order of hits is ranking's later.
         order = np.argsort(-best, kind="stable")[:limit]
         return dict(zip(uniq[order].tolist(), best[order].tolist(), strict=True))
 
@@ -282,7 +285,7 @@ class FormulaIndex:
         th = np.asarray(self.inst_thread[idx])
         pos = np.minimum(np.searchsorted(threads, th), len(threads) - 1)
         val = np.where((threads[pos] == th) & (np.asarray(self.inst_kind[idx]) != COMMENT), boosts[pos], 0.0)
-        order = np.lexsort((-val, seg))
+        order = np.lexsort((-val, seg))  # per visual formula, its most boosted instance first: not a ranking
         first = order[np.flatnonzero(np.r_[True, seg[order][1:] != seg[order][:-1]])] if len(order) else order
         pick = np.full(len(docs), -1, dtype=np.int64)
         bonus = np.zeros(len(docs))

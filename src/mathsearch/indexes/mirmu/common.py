@@ -37,7 +37,7 @@ def artifact_dir(index_dir: str | Path, name: str) -> Path:
 
 def build_config(name: str, path: str = "") -> dict[str, Any]:
     """The ``[build]`` table of the system's packaged TOML (``systems/mirmu/NAME.toml``) or of ``path``."""
-    from ...systems.config import read_toml
+    from ...config import read_toml
 
     return dict(read_toml(path, f"mirmu/{name}.toml").get("build", {}))
 

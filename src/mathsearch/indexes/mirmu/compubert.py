@@ -37,8 +37,8 @@ def training_pairs(store: Store) -> list[tuple[str, str]]:
 
 
 def build_compubert(store: Store, index_dir: Path, progress: Progress | None = None, config: str = "") -> dict:
+    from ...config import typed
     from ...encoders.finetune import CompuBertEncoder, FinetuneConfig, finetune
-    from ...systems.config import typed
 
     started = time.perf_counter()
     cfg = typed(FinetuneConfig, build_config(NAME, config), f"{NAME}.toml [build]")

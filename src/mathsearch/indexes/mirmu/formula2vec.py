@@ -74,7 +74,7 @@ def build_formula2vec_ann(index_dir: str | Path, ann_min: int | None = None) -> 
 def build_formula2vec(store: Store, index_dir: Path, progress: Progress | None = None, config: str = "") -> dict:
     from gensim.models import Doc2Vec
 
-    from ...systems.config import typed
+    from ...config import typed
 
     started = time.perf_counter()
     cfg = typed(Formula2VecBuild, build_config(NAME, config), f"{NAME}.toml [build]")
@@ -161,6 +161,7 @@ class Formula2VecIndex:
         if k <= 0:
             return np.zeros(0, dtype=np.int64)
         rows = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        # Not ranking's order (ids): vector rows in numpy, ties by row, the order answers are then collected in.
         return rows[np.lexsort((rows, -scores[rows]))]
 
     @property
@@ -188,7 +189,7 @@ class Formula2VecIndex:
         _, found = ann.search(np.ascontiguousarray(vec, dtype=np.float32)[None, :], k)
         rows = np.sort(found[0][found[0] >= 0]).astype(np.int64)
         scores = self.vectors[rows].astype(np.float32) @ np.asarray(vec, dtype=np.float32)
-        order = np.lexsort((rows, -scores))
+        order = np.lexsort((rows, -scores))  # as best(): rows, not ids, ties by row
         return rows[order], scores[order]
 
     def answers_of(self, row: int) -> np.ndarray:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ...parallel import batched
+from ...ranking import ranked
 from ...readers.dollar_math import find_math
 from ...store import Store
 from ...text.analysis import words
@@ -66,7 +67,7 @@ def build_mias(store: Store, index_dir: Path, progress: Progress | None = None, 
 
     started = time.perf_counter()
     raw = build_config(NAME, config)
-    from ...systems.config import typed
+    from ...config import typed
 
     cfg = typed(MiasBuild, raw, f"{NAME}.toml [build]")
     root = artifact_dir(index_dir, NAME)
@@ -137,9 +138,8 @@ class MiasIndex:
         if not hits:
             return []
         ids = self.searcher.fast_field_values("id", [addr for _, addr in hits])
-        # tantivy orders by score; ties by id descending, as trec_eval would
-        order = sorted(zip((s for s, _ in hits), ids, strict=True), key=lambda x: (-x[0], -int(x[1])))
-        return [int(i) for _, i in order]
+        # tantivy orders by score; ties by id descending (the one order, as trec_eval would)
+        return ranked({int(i): s for (s, _), i in zip(hits, ids, strict=True)})
 
 
 def manifest_of(index_dir: str | Path) -> dict:

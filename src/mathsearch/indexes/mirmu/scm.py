@@ -125,7 +125,7 @@ def build_scm(store: Store, index_dir: Path, progress: Progress | None = None, c
     from gensim.similarities import SparseTermSimilarityMatrix, WordEmbeddingSimilarityIndex
     from scipy import sparse
 
-    from ...systems.config import typed
+    from ...config import typed
 
     started = time.perf_counter()
     cfg = typed(ScmBuild, build_config(NAME, config), f"{NAME}.toml [build]")

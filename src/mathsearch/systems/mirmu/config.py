@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from ..config import read_toml, typed
+from ...config import read_toml, typed
 
 T = TypeVar("T")
 

@@ -1,4 +1,5 @@
-"""Typed, immutable system configurations read from TOML.
+"""Typed, immutable configurations read from TOML: the systems' (``systems/*.toml``) and the
+[build] tables MIRMU's index steps read from them.
 
 A config section becomes a frozen dataclass: every key must be a field (a misspelt ``weigth`` is
 an error naming the section, the key and the keys it may hold), values take the field's type,
@@ -18,19 +19,19 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from ..errors import InputError
+from .errors import InputError
 
 T = TypeVar("T")
 
 
 def read_toml(path: str, packaged: str) -> dict[str, Any]:
-    """The TOML file at ``path``, or when empty the config ``packaged`` shipped in this package
-    (a new dict each call: tuning scripts change their copy)."""
+    """The TOML file at ``path``, or when empty the config ``packaged`` shipped in
+    ``mathsearch/systems/`` (a new dict each call: tuning scripts change their copy)."""
     try:
         if path:
             text = Path(path).read_text(encoding="utf-8")
         else:
-            text = resources.files(__package__).joinpath(packaged).read_text(encoding="utf-8")
+            text = resources.files(__package__).joinpath("systems", packaged).read_text(encoding="utf-8")
         return tomllib.loads(text)
     except FileNotFoundError:
         raise InputError(f"system config {path} does not exist") from None
