@@ -1,11 +1,16 @@
-"""Grid over ``formula.toml`` settings on the 2020 and 2021 Task 2 topics (never the holdout).
+"""Grid over ``formula.toml`` settings, chosen on one Task 2 year and measured on the other.
 
-    python bench/tune_formula.py --index INDEX_DIR scoring.idf=true,false text.weight=0,0.1,0.2
+    python bench/tune_formula.py --index INDEX_DIR scoring.idf=false,true text.weight=0,0.05,0.1 [--alpha 0.05]
 
-Each argument is ``section.key=v1,v2,...`` (``depth=...`` for a top-level key); every
-combination is written as a TOML file beside the packaged one's other values and scored as
-``mathsearch eval --task 2 --collection-only`` does.  Prints nDCG' and nDCG@10 per year and
-their mean, best first.
+Each argument is ``section.key=v1,v2,...`` (``depth=...`` for a top-level key), **the simpler value
+first**: every combination is written as a TOML file beside the packaged one's other values and
+scored as ``mathsearch eval --task 2 --collection-only`` does.  The first combination (every axis
+at its first value) is the simpler setting; the combination with the best mean of nDCG' and
+nDCG@10 on one year (ties: the earlier combination) is measured on the other, both ways
+(``bench/crossyear.py``), in-year and out-of-year columns side by side; it replaces the simpler
+setting only if it beats it out of year both ways (paired t-test over the topics, p < ``--alpha``).
+Also prints every combination's four figures, best over both years first (in sample: for
+comparison only).  2020 and 2021 only; never the holdout.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import itertools
+import sys
 import tempfile
 from pathlib import Path
 
@@ -23,6 +29,9 @@ from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, make_system, run_rankings
 from mathsearch.systems.formula import load_config
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crossyear import ALPHA, cross_year, decide, table  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 YEARS = ("2020", "2021")
@@ -53,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("grid", nargs="*")
+    ap.add_argument("--alpha", type=float, default=ALPHA)
     args = ap.parse_args(argv)
     axes = []
     for item in args.grid:
@@ -68,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         data[year] = (qrels, topics)
     base = load_config("")
     rows = []
+    objective: dict[str, dict[str, dict[str, float]]] = {}
+    figures: dict[tuple[str, str], str] = {}
     tmp = Path(tempfile.mkdtemp(prefix="formula-tune-"))
     for i, combo in enumerate(itertools.product(*(vals for _, vals in axes))):
         cfg = copy.deepcopy(base)
@@ -80,16 +92,24 @@ def main(argv: list[str] | None = None) -> int:
         conf.write_text(_toml(cfg))
         system = make_system("formula", config=str(conf))
         scores = []
+        label = " ".join(f"{'.'.join(p)}={v}" for (p, _), v in zip(axes, combo, strict=True)) or "formula.toml"
+        objective[label] = {}
         for year in YEARS:
             qrels, topics = data[year]
             run = run_rankings(system, ctx, topics)
             res = evaluate_ranked(2, qrels, [("r", run)], visual_of=facts.visual_of)[0]
             scores += [res.means["nDCG'"], res.means["nDCG@10"]]
-        label = " ".join(f"{'.'.join(p)}={v}" for (p, _), v in zip(axes, combo, strict=True))
+            figures[(label, year)] = f"{res.means[chr(110) + 'DCG' + chr(39)]:.3f} | {res.means['nDCG@10']:.3f}"
+            objective[label][year] = {t: (v + res.per_topic["nDCG@10"][t]) / 2 for t, v in res.per_topic["nDCG'"].items()}
         rows.append((sum(scores) / 4, scores, label))
         print(f"{label}: " + " ".join(f"{s:.3f}" for s in scores), flush=True)
-    print("\nbest first (nDCG'2020 nDCG@10-2020 nDCG'2021 nDCG@10-2021, mean):")
-    for mean, scores, label in sorted(rows, reverse=True)[:15]:
+    order = [label for _, _, label in rows]
+    directions = cross_year(objective, order)
+    print(f"\nchosen on one year (mean of nDCG' and nDCG@10), measured on the other; the simpler setting: {order[0]}")
+    print("\n".join(table(directions, lambda lab, y: figures[(lab, y)], ("nDCG'", "nDCG@10"), args.alpha)))
+    print(f"verdict: {decide(directions, args.alpha)[1]}")
+    print("\nin sample, best over both years first (nDCG'2020 nDCG@10-2020 nDCG'2021 nDCG@10-2021, mean):")
+    for mean, scores, label in sorted(rows, key=lambda r: (-r[0], order.index(r[2])))[:15]:
         print(f"{mean:.4f}  " + " ".join(f"{s:.3f}" for s in scores) + f"  {label}")
     return 0
 

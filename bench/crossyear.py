@@ -1,0 +1,125 @@
+"""Cross-year selection, shared by the tuning scripts: choose on one year of topics, report the other.
+
+With ~50 topics a year, a setting chosen on both years finds noise.  So every tuning script chooses
+its setting on one year (2020 or 2021) and measures it on the other, both ways, and a setting
+replaces the simpler one only if, in both directions, it beats the simpler one on the year it was
+not chosen on, by a paired t-test over that year's topics (``alpha``; a difference of the means
+alone is noise at this size).
+
+Settings are labels ordered simplest first (ties go to the simpler); scores are per topic, one
+objective value a topic (e.g. the mean of nDCG' and nDCG@10, or a Task 3 source grade).  Only 2020
+and 2021 may be used: the 2022 judgements are held out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from mathsearch.evaluation.stats import paired_t_test
+
+YEARS = ("2020", "2021")
+ALPHA = 0.05
+PerTopic = Mapping[str, float]  # topic -> objective value
+Scores = Mapping[str, Mapping[str, PerTopic]]  # setting -> year -> per-topic values
+
+
+def mean(values: PerTopic) -> float:
+    return sum(values.values()) / len(values) if values else 0.0
+
+
+def other(year: str, years: Sequence[str] = YEARS) -> str:
+    """The year of ``years`` that is not ``year`` (two years only)."""
+    rest = [y for y in years if y != year]
+    if len(rest) != 1:
+        raise ValueError(f"cross-year selection needs two years, got {', '.join(years)}")
+    return rest[0]
+
+
+def check_years(years: Sequence[str]) -> None:
+    """Refuse any year but 2020 and 2021 (2022's judgements are held out)."""
+    bad = [y for y in years if y not in YEARS]
+    if bad:
+        raise SystemExit(f"only {', '.join(YEARS)} may be used for tuning or validation, not {', '.join(bad)}")
+
+
+def best_on(scores: Scores, order: Sequence[str], year: str) -> str:
+    """The setting of ``order`` with the highest mean on ``year``; ties (within 1e-9) to the simpler."""
+    best = order[0]
+    for label in order[1:]:
+        if mean(scores[label][year]) > mean(scores[best][year]) + 1e-9:
+            best = label
+    return best
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One direction of the check: ``chosen`` was the best on ``chosen_on``, measured on ``tested_on``."""
+
+    chosen_on: str
+    tested_on: str
+    chosen: str
+    baseline: str  # the simpler setting it would replace
+    in_year: float  # the chosen setting's mean on chosen_on (in sample)
+    out_of_year: float  # ... on tested_on (out of sample)
+    baseline_out: float  # the simpler setting's mean on tested_on
+    p: float  # paired t-test over tested_on's topics, chosen against the simpler setting
+
+    @property
+    def gain(self) -> float:
+        return self.out_of_year - self.baseline_out
+
+    def holds(self, alpha: float = ALPHA) -> bool:
+        """The chosen setting is not the simpler one and beats it out of year (p < alpha)."""
+        return self.chosen != self.baseline and self.gain > 0 and self.p < alpha
+
+
+def direction(scores: Scores, order: Sequence[str], chosen_on: str, tested_on: str, baseline: str | None = None,
+              chosen: str | None = None) -> Direction:
+    """Choose on ``chosen_on`` among ``order`` (or take ``chosen``), measure on ``tested_on``."""
+    baseline = order[0] if baseline is None else baseline
+    pick = best_on(scores, order, chosen_on) if chosen is None else chosen
+    out, base = scores[pick][tested_on], scores[baseline][tested_on]
+    if set(out) != set(base):
+        raise ValueError(f"{pick} and {baseline} were scored on different {tested_on} topics")
+    topics = sorted(out)
+    p = paired_t_test([out[t] for t in topics], [base[t] for t in topics])
+    return Direction(chosen_on, tested_on, pick, baseline, mean(scores[pick][chosen_on]), mean(out), mean(base), p)
+
+
+def cross_year(scores: Scores, order: Sequence[str], baseline: str | None = None,
+               years: Sequence[str] = YEARS) -> list[Direction]:
+    """Both directions: chosen on each year, measured on the other."""
+    check_years(years)
+    return [direction(scores, order, y, other(y, years), baseline) for y in years]
+
+
+def decide(directions: Sequence[Direction], alpha: float = ALPHA) -> tuple[bool, str]:
+    """(whether the chosen settings hold out of year in every direction, a one-line reason)."""
+    failed = [d for d in directions if not d.holds(alpha)]
+    if not failed:
+        return True, "holds out of year both ways: " + "; ".join(
+            f"chosen on {d.chosen_on}, {d.tested_on} {d.gain:+.3f} (p {d.p:.3g})" for d in directions)
+    reasons = []
+    for d in failed:
+        if d.chosen == d.baseline:
+            reasons.append(f"chosen on {d.chosen_on}: the simpler setting itself")
+        else:
+            reasons.append(f"chosen on {d.chosen_on}: {d.tested_on} {d.gain:+.3f} (p {d.p:.3g})")
+    return False, "keep the simpler setting: " + "; ".join(reasons)
+
+
+def table(directions: Sequence[Direction], cells: Callable[[str, str], str], cell_head: Sequence[str],
+          alpha: float = ALPHA) -> list[str]:
+    """Markdown rows, in-year and out-of-year columns side by side: per direction the chosen
+    setting's ``cells(label, year)`` on the year it was chosen on and on the other, the simpler
+    setting's on the other, the gain of the objective out of year and its paired p."""
+    heads = [f"in year: {h}" for h in cell_head] + [f"out of year: {h}" for h in cell_head] \
+        + [f"simpler, out of year: {h}" for h in cell_head]
+    rows = ["| chosen on -> measured on | setting | " + " | ".join(heads) + " | out-of-year gain (p) | holds |",
+            "|" + "---|" * (len(heads) + 4)]
+    for d in directions:
+        rows.append(f"| {d.chosen_on} -> {d.tested_on} | {d.chosen} | {cells(d.chosen, d.chosen_on)} | "
+                    f"{cells(d.chosen, d.tested_on)} | {cells(d.baseline, d.tested_on)} | "
+                    f"{d.gain:+.3f} ({d.p:.3g}) | {'yes' if d.holds(alpha) else 'no'} |")
+    return rows
