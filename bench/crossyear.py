@@ -14,7 +14,8 @@ and 2021 may be used: the 2022 judgements are held out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from mathsearch.evaluation.stats import paired_t_test
 
@@ -123,3 +124,71 @@ def table(directions: Sequence[Direction], cells: Callable[[str, str], str], cel
                     f"{cells(d.chosen, d.tested_on)} | {cells(d.baseline, d.tested_on)} | "
                     f"{d.gain:+.3f} ({d.p:.3g}) | {'yes' if d.holds(alpha) else 'no'} |")
     return rows
+
+
+def to_toml(cfg: dict, prefix: str = "") -> str:
+    """A config dict as TOML text (the packaged configs' shapes: tables, numbers, booleans, strings, lists)."""
+    plain = {k: v for k, v in cfg.items() if not isinstance(v, dict)}
+    lines = [f"[{prefix}]"] if prefix and plain else []
+    for k, v in plain.items():
+        lines.append(f"{k!r} = {str(v).lower() if isinstance(v, bool) else repr(v)}".replace("'", '"'))
+    for k, v in cfg.items():
+        if isinstance(v, dict):
+            name = f'{prefix}."{k}"' if prefix and not k.isidentifier() else (f"{prefix}.{k}" if prefix else k)
+            lines.append(to_toml(v, name))
+    return "\n".join(lines)
+
+
+# The packaged configs whose values were chosen on the 2020 and 2021 topics themselves: a results
+# table marks their rows on those years "in sample" and reports beside them the same procedure run
+# on the other year only, from OUT_OF_YEAR/<config stem>/tuned-on-<year>.toml where it is there
+# (bench/tune_ours.py --out, bench/tune_formula.py --out).
+CHOSEN_ON = {"ours.toml": YEARS, "ours_static.toml": YEARS, "ours_lexical.toml": YEARS, "formula.toml": YEARS}
+OUT_OF_YEAR = Path(__file__).resolve().parent / "out_of_year"
+# Task 3 options chosen on both years (extract's default, the first hit, was not tuned), and for
+# each year the option chosen on the other year alone (bench/tune_task3.py).
+EXTRACT_OUT_OF_YEAR: dict[str, dict[str, str]] = {}
+
+
+def packaged_config(name: str, index_dir: str | Path) -> str | None:
+    """The packaged config file a Task 1 or 2 spec runs on ``index_dir`` (None: a given file, or none)."""
+    from mathsearch.systems import make_system
+    from mathsearch.systems.ours import LEXICAL_CONFIG, packaged_config_for
+
+    system = make_system(name)
+    if system.NAME == "ours" and not system.config:
+        return LEXICAL_CONFIG if not system.dense else packaged_config_for(index_dir)
+    if system.NAME == "formula" and not getattr(system, "config", ""):
+        return "formula.toml"
+    return None
+
+
+@dataclass(frozen=True)
+class InSample:
+    """Where a system's settings were chosen: the years, and per year the spec of its out-of-year
+    counterpart (the same procedure run on the other year only; None where not measured)."""
+
+    chosen_on: tuple[str, ...] = ()
+    out_of_year: Mapping[str, str | None] = field(default_factory=dict)
+
+    def mark(self, year: str) -> str:
+        return "in sample" if year in self.chosen_on else ""
+
+
+def in_sample(name: str, index_dir: str | Path) -> InSample:
+    """Whether ``name``'s settings were chosen on judged years, and what to report out of year."""
+    from mathsearch.systems import make_system
+
+    system = make_system(name)
+    if system.TASK == 3:
+        tuned = system.NAME == "extract" and (system.k > 1 or system.consensus > 0)
+        return InSample(YEARS, {y: EXTRACT_OUT_OF_YEAR.get(name, {}).get(y) for y in YEARS}) if tuned else InSample()
+    config = packaged_config(name, index_dir)
+    if config not in CHOSEN_ON:
+        return InSample()
+    out: dict[str, str | None] = {}
+    for year in CHOSEN_ON[config]:
+        path = OUT_OF_YEAR / Path(config).stem / f"tuned-on-{other(year)}.toml"
+        spec_ = name + ("," if ":" in name else ":") + f"config={path}"
+        out[year] = spec_ if path.is_file() else None
+    return InSample(CHOSEN_ON[config], out)

@@ -1,6 +1,7 @@
 """Tune the weights of ``ours`` by coordinate ascent on one year, and measure them on the other.
 
     python bench/tune_ours.py --index INDEX_DIR [--config FILE] [--rounds 2] [--alpha 0.05]
+    python bench/tune_ours.py --index INDEX_DIR --simplify [--config FILE] [--out DIR]
     python bench/tune_ours.py --index INDEX_DIR --candidates A.toml,B.toml,... (simplest first)
     python bench/tune_ours.py --index INDEX_DIR --tune 2020 [--test 2021]   (one direction)
 
@@ -10,7 +11,11 @@ multiples, keeps a change when the mean of nDCG' and nDCG@10 on the one year imp
 measures the result on the other year: tuned on 2020, measured on 2021, and the reverse, the
 in-year and out-of-year columns side by side.  The tuned weights replace the start only if both
 beat it out of year (paired t-test over the topics on the per-topic mean of nDCG' and nDCG@10,
-p < ``--alpha``).  ``--candidates``: no ascent; each file (``packaged`` for ``ours.toml``) is
+p < ``--alpha``); ``--out DIR`` writes them as ``tuned-on-2020.toml`` and ``tuned-on-2021.toml``.
+``--simplify``: each signal of the config in use, dropped alone (fewer signals is the simpler
+setting): a signal stays only if, chosen on either year, it beats its absence on the other (the
+same paired test), and the config without the signals that do not hold is measured beside the
+start (``--out``: ``simplified.toml``).  ``--candidates``: no ascent; each file (``packaged`` for ``ours.toml``) is
 scored, the best on one year (ties: the earlier, simpler file) is measured on the other, both
 ways.  ``--tune 2020,2021`` tunes on both years: in sample, for comparison only.  Only 2020 and
 2021 topics are allowed here; 2022 (the held-out year) never is.
@@ -35,7 +40,7 @@ from mathsearch.systems import SearchContext, SearchQuery
 from mathsearch.systems.ours import OursConfig, combine, load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crossyear import ALPHA, YEARS, check_years, cross_year, decide, direction, other, table  # noqa: E402
+from crossyear import ALPHA, YEARS, check_years, cross_year, decide, direction, other, table, to_toml  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 
@@ -169,6 +174,38 @@ def cross_year_report(bench: Bench, configs: dict[str, dict], chosen: dict[str, 
     print(f"verdict against {order[0]}: {decide(directions, alpha)[1]}")
 
 
+def mean_of(per_topic: dict[str, dict[str, float]], measure: str) -> float:
+    values = per_topic[measure]
+    return sum(values.values()) / len(values)
+
+
+def simplify(bench: Bench, start: dict, alpha: float) -> dict:
+    """Drop each signal of ``start`` alone; print whether it holds; return ``start`` without the
+    signals that do not."""
+    measured = {"start": {y: bench.per_topic(start, y) for y in YEARS}}
+    print("| signal dropped | " + " | ".join(f"{y} nDCG' / nDCG@10 with / without" for y in YEARS)
+          + " | chosen on 2020 -> 2021: gain (p) | chosen on 2021 -> 2020: gain (p) | holds |")
+    print("|---|---|---|---|---|---|")
+    simplified = copy.deepcopy(start)
+    for name, sec in start.get("signals", {}).items():
+        if not sec.get("weight"):
+            continue
+        label = f"without {name}"
+        without = put(start, ("signals", name, "weight"), 0.0)
+        measured[label] = {y: bench.per_topic(without, y) for y in YEARS}
+        scores = {k: {y: topic_objective(m[y]) for y in YEARS} for k, m in measured.items() if k in ("start", label)}
+        directions = cross_year(scores, [label, "start"])  # the simpler first
+        holds, _ = decide(directions, alpha)
+        cells = [" / ".join(f"{mean_of(measured[k][y], m):.3f}" for k in ("start", label) for m in ("nDCG'", "nDCG@10"))
+                 for y in YEARS]
+        gains = [f"{'kept' if d.chosen == 'start' else 'dropped'}: {d.gain:+.3f} ({d.p:.3g})" for d in directions]
+        print(f"| {name} ({sec['weight']:g}) | " + " | ".join(cells + gains) + f" | {'yes' if holds else 'no'} |",
+              flush=True)
+        if not holds:
+            simplified["signals"][name]["weight"] = 0.0
+    return simplified
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path, required=True)
@@ -176,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test", default="")
     ap.add_argument("--config", default="", help="the start (default: the packaged ours.toml)")
     ap.add_argument("--candidates", default="", help="comma-separated config files, simplest first ('packaged': ours.toml)")
+    ap.add_argument("--simplify", action="store_true", help="drop each signal alone; keep those that hold out of year")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--alpha", type=float, default=ALPHA)
+    ap.add_argument("--out", type=Path, default=None, help="write the tuned (or simplified) configs here")
     args = ap.parse_args(argv)
     tune_years = [y for y in args.tune.split(",") if y]
     test_years = [y for y in args.test.split(",") if y]
@@ -189,6 +228,15 @@ def main(argv: list[str] | None = None) -> int:
         cross_year_report(bench, configs, None, args.alpha)
         return 0
     start = load_config(args.config)
+    if args.simplify:
+        bench = Bench(args.index, list(YEARS))
+        simplified = simplify(bench, start, args.alpha)
+        print()
+        cross_year_report(bench, {"simplified": simplified, "start": start}, None, args.alpha)
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "simplified.toml").write_text(to_toml(simplified) + "\n")
+        return 0
     if not tune_years:  # the default: each year in turn, measured on the other
         bench = Bench(args.index, list(YEARS))
         tuned = {}
@@ -196,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"tuning on {year} ...", file=sys.stderr, flush=True)
             tuned[year] = tune(bench, start, [year], args.rounds)
             print(f"tuned on {year}:\n" + json.dumps(tuned[year].get("signals", {}), indent=1))
+            if args.out:
+                args.out.mkdir(parents=True, exist_ok=True)
+                (args.out / f"tuned-on-{year}.toml").write_text(to_toml(tuned[year]) + "\n")
         labels = {"start": start, **{f"tuned on {y}": tuned[y] for y in YEARS}}
         cross_year_report(bench, labels, {y: f"tuned on {y}" for y in YEARS}, args.alpha)
         return 0
