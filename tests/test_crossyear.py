@@ -67,3 +67,21 @@ def test_table_puts_in_year_and_out_of_year_side_by_side_and_2022_is_refused():
     with pytest.raises(ValueError, match="different 2021 topics"):
         crossyear.direction({"a": s["simple"], "b": {"2020": s["tuned"]["2020"], "2021": {"A.101": 1.0}}},
                             ["a", "b"], "2020", "2021")
+
+
+def test_results_tables_know_which_rows_are_in_sample_and_where_their_out_of_year_config_is(tmp_path, monkeypatch):
+    index = tmp_path / "no-vectors"  # no dense vectors: ours runs ours_lexical.toml
+    monkeypatch.setattr(crossyear, "OUT_OF_YEAR", tmp_path / "out")
+    lexical = crossyear.in_sample("ours", index)
+    assert lexical.chosen_on == ("2020", "2021") and lexical.mark("2020") == "in sample"
+    assert lexical.out_of_year == {"2020": None, "2021": None}  # not made: the tables say n/m
+    folder = tmp_path / "out" / "ours_lexical"
+    folder.mkdir(parents=True)
+    (folder / "tuned-on-2021.toml").write_text("x = 1\n")
+    made = crossyear.in_sample("ours:dense=False", index)
+    assert made.out_of_year == {"2020": f"ours:dense=False,config={folder / 'tuned-on-2021.toml'}", "2021": None}
+    assert crossyear.in_sample("formula", index).chosen_on == ("2020", "2021")
+    for untuned in ("bm25-thread", "extract", "first-hit", "tangent-s-formula"):
+        assert crossyear.in_sample(untuned, index).chosen_on == () and crossyear.in_sample(untuned, index).mark("2020") == ""
+    assert crossyear.in_sample("extract:consensus=10", index).chosen_on == ("2020", "2021")
+    assert crossyear.in_sample("extract:k=2", index).mark("2021") == "in sample"
