@@ -214,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default="", help="the start (default: the packaged ours.toml)")
     ap.add_argument("--candidates", default="", help="comma-separated config files, simplest first ('packaged': ours.toml)")
     ap.add_argument("--simplify", action="store_true", help="drop each signal alone; keep those that hold out of year")
+    ap.add_argument("--no-dense", action="store_true", help="drop the start's dense signals (tune ours:dense=False)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--alpha", type=float, default=ALPHA)
     ap.add_argument("--out", type=Path, default=None, help="write the tuned (or simplified) configs here")
@@ -228,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         cross_year_report(bench, configs, None, args.alpha)
         return 0
     start = load_config(args.config)
+    if args.no_dense:
+        start["signals"] = {k: v for k, v in start["signals"].items() if v.get("kind") not in ("dense", "dense_questions")}
     if args.simplify:
         bench = Bench(args.index, list(YEARS))
         simplified = simplify(bench, start, args.alpha)
