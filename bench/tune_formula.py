@@ -8,7 +8,8 @@ scored as ``mathsearch eval --task 2 --collection-only`` does.  The first combin
 at its first value) is the simpler setting; the combination with the best mean of nDCG' and
 nDCG@10 on one year (ties: the earlier combination) is measured on the other, both ways
 (``bench/crossyear.py``), in-year and out-of-year columns side by side; it replaces the simpler
-setting only if it beats it out of year both ways (paired t-test over the topics, p < ``--alpha``).
+setting only if it beats it out of year both ways (and a paired t-test over both out-of-year
+comparisons' topics together gives p < ``--alpha``).
 ``--each``: each axis varied alone, the others at the packaged values, each axis checked so
 (its first value the simpler).  Also prints every combination's four figures, best over both years first (in sample: for
 comparison only).  2020 and 2021 only; never the holdout.
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     def report(order: list[str]) -> None:
         directions = cross_year(objective, order)
         print(f"\nchosen on one year (mean of nDCG' and nDCG@10), measured on the other; the simpler setting: {order[0]}")
-        print("\n".join(table(directions, lambda lab, y: figures[(lab, y)], ("nDCG'", "nDCG@10"), args.alpha)))
+        print("\n".join(table(directions, lambda lab, y: figures[(lab, y)], ("nDCG'", "nDCG@10"))))
         print(f"verdict: {decide(directions, args.alpha)[1]}")
         if args.out and not args.each:
             args.out.mkdir(parents=True, exist_ok=True)

@@ -10,8 +10,8 @@ By default both directions (``bench/crossyear.py``): starting from the packaged 
 multiples, keeps a change when the mean of nDCG' and nDCG@10 on the one year improves, and
 measures the result on the other year: tuned on 2020, measured on 2021, and the reverse, the
 in-year and out-of-year columns side by side.  The tuned weights replace the start only if both
-beat it out of year (paired t-test over the topics on the per-topic mean of nDCG' and nDCG@10,
-p < ``--alpha``); ``--out DIR`` writes them as ``tuned-on-2020.toml`` and ``tuned-on-2021.toml``.
+beat it out of year, and a paired t-test over both out-of-year comparisons' topics together
+(the per-topic mean of nDCG' and nDCG@10) gives p < ``--alpha``; ``--out DIR`` writes them as ``tuned-on-2020.toml`` and ``tuned-on-2021.toml``.
 ``--simplify``: each signal of the config in use, dropped alone (fewer signals is the simpler
 setting): a signal stays only if, chosen on either year, it beats its absence on the other (the
 same paired test), and the config without the signals that do not hold is measured beside the
@@ -40,7 +40,18 @@ from mathsearch.systems import SearchContext, SearchQuery
 from mathsearch.systems.ours import OursConfig, combine, load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crossyear import ALPHA, YEARS, check_years, cross_year, decide, direction, other, table, to_toml  # noqa: E402
+from crossyear import (  # noqa: E402
+    ALPHA,
+    YEARS,
+    check_years,
+    cross_year,
+    decide,
+    direction,
+    other,
+    pooled_p,
+    table,
+    to_toml,
+)
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 
@@ -170,7 +181,7 @@ def cross_year_report(bench: Bench, configs: dict[str, dict], chosen: dict[str, 
     else:
         directions = [direction(scores, order, y, other(y), chosen=chosen[y]) for y in YEARS]
     print()
-    print("\n".join(table(directions, cells, ("nDCG'", "nDCG@10"), alpha)))
+    print("\n".join(table(directions, cells, ("nDCG'", "nDCG@10"))))
     print(f"verdict against {order[0]}: {decide(directions, alpha)[1]}")
 
 
@@ -184,8 +195,8 @@ def simplify(bench: Bench, start: dict, alpha: float) -> dict:
     signals that do not."""
     measured = {"start": {y: bench.per_topic(start, y) for y in YEARS}}
     print("| signal dropped | " + " | ".join(f"{y} nDCG' / nDCG@10 with / without" for y in YEARS)
-          + " | chosen on 2020 -> 2021: gain (p) | chosen on 2021 -> 2020: gain (p) | holds |")
-    print("|---|---|---|---|---|---|")
+          + " | chosen on 2020 -> 2021: gain (p) | chosen on 2021 -> 2020: gain (p) | both together: p | holds |")
+    print("|---|---|---|---|---|---|---|")
     simplified = copy.deepcopy(start)
     for name, sec in start.get("signals", {}).items():
         if not sec.get("weight"):
@@ -199,7 +210,8 @@ def simplify(bench: Bench, start: dict, alpha: float) -> dict:
         cells = [" / ".join(f"{mean_of(measured[k][y], m):.3f}" for k in ("start", label) for m in ("nDCG'", "nDCG@10"))
                  for y in YEARS]
         gains = [f"{'kept' if d.chosen == 'start' else 'dropped'}: {d.gain:+.3f} ({d.p:.3g})" for d in directions]
-        print(f"| {name} ({sec['weight']:g}) | " + " | ".join(cells + gains) + f" | {'yes' if holds else 'no'} |",
+        print(f"| {name} ({sec['weight']:g}) | " + " | ".join(cells + gains)
+              + f" | {pooled_p(directions):.3g} | {'yes' if holds else 'no'} |",
               flush=True)
         if not holds:
             simplified["signals"][name]["weight"] = 0.0

@@ -13,8 +13,8 @@ answers, fused with the ranking's order).  Each is selected across years (``benc
 the point with the best AR_src on one year (ties: the simpler point; the first hit is the
 simplest) is measured on the other, both ways, in-year and out-of-year columns side by side, with
 LO of the real answers.  A rule replaces the first hit (``extract``'s default: k = 1, consensus
-off) only if the point chosen on each year beats the first hit's AR_src on the other year by a
-paired t-test over its topics (p < ``--alpha``).  Only 2020 and 2021 are allowed; 2022 never is.
+off) only if the point chosen on each year beats the first hit's AR_src on the other year, and a
+paired t-test over both out-of-year comparisons' topics together gives p < ``--alpha``.  Only 2020 and 2021 are allowed; 2022 never is.
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{name}: {len(order) - 1} grid points besides the first hit; chosen on one year (best AR_src), "
               "measured on the other" + ("" if dense_base or name == "linear rule" else
                                           " (this base ranking is not dense: extract does not use the consensus choice on it)"))
-        print("\n".join(table(directions, cells, ("AR_src", "P@1_src", "LO"), args.alpha)))
+        print("\n".join(table(directions, cells, ("AR_src", "P@1_src", "LO"))))
         print(f"points above the first hit's AR_src in both years: {beat} of {len(order) - 1}; grid mean AR_src "
               + ", ".join(f"{y} {grid_mean[y]:.3f} (first hit {mean(scores[order[0]][y]):.3f})" for y in ALLOWED))
         print(f"{name}: {verdicts[name][1]}")

@@ -29,7 +29,19 @@ def test_a_setting_better_in_both_years_holds_both_ways():
     assert d20.in_year == pytest.approx(0.60) and d20.out_of_year == pytest.approx(0.50)
     assert d20.baseline_out == pytest.approx(0.40) and d20.gain == pytest.approx(0.10) and d20.p < 0.001
     ok, reason = crossyear.decide(directions)
-    assert ok and "holds out of year both ways" in reason
+    assert ok and "holds out of year both ways" in reason and "both together p" in reason
+
+
+def test_a_gain_in_both_years_too_small_for_either_year_alone_can_hold_on_both_together():
+    # +0.02 a topic on average in each year, too noisy for 30 or 40 topics alone, clear on 70
+    def shifted(year: str, gain: float) -> dict[str, float]:
+        return {t: 0.5 + (gain + (0.12 if i % 2 else -0.1)) * (i % 5 != 0) for i, t in enumerate(TOPICS[year])}
+
+    base = {y: {t: 0.5 for t in TOPICS[y]} for y in TOPICS}
+    s = {"simple": base, "tuned": {"2020": shifted("2020", 0.02), "2021": shifted("2021", 0.02)}}
+    directions = crossyear.cross_year(s, ["simple", "tuned"])
+    assert all(d.chosen == "tuned" and d.gain > 0 and d.p > 0.05 for d in directions)
+    assert crossyear.pooled_p(directions) < 0.05 and crossyear.decide(directions)[0]
 
 
 def test_a_setting_chosen_on_one_year_that_loses_the_other_is_not_packaged():
@@ -51,7 +63,8 @@ def test_ties_go_to_the_simpler_setting_and_a_small_gain_needs_the_paired_test()
     s2 = {"simple": s["simple"], "wobbly": wobbly}
     directions = crossyear.cross_year(s2, ["simple", "wobbly"])
     assert all(d.chosen == "wobbly" and d.gain > 0 for d in directions)
-    assert all(d.p > 0.05 for d in directions) and not crossyear.decide(directions)[0]
+    assert all(d.p > 0.05 for d in directions) and crossyear.pooled_p(directions) > 0.05
+    assert all(d.holds() for d in directions) and not crossyear.decide(directions)[0]
     assert crossyear.decide(directions, alpha=1.0)[0]  # without the test, the mean gain would have passed
 
 
@@ -61,6 +74,7 @@ def test_table_puts_in_year_and_out_of_year_side_by_side_and_2022_is_refused():
     rows = crossyear.table(directions, lambda lab, y: f"{crossyear.mean(s[lab][y]):.2f}", ["x"])
     assert rows[0].startswith("| chosen on -> measured on | setting | in year: x | out of year: x | simpler")
     assert rows[2].startswith("| 2020 -> 2021 | tuned | 0.60 | 0.50 | 0.40 | +0.100 (") and rows[2].endswith(" | yes |")
+    assert "beats the simpler" in rows[0]
     assert rows[3].startswith("| 2021 -> 2020 | tuned | 0.50 | 0.60 | 0.50 | +0.100 (")
     with pytest.raises(SystemExit, match="2022"):
         crossyear.cross_year(s, ["simple", "tuned"], years=("2021", "2022"))
