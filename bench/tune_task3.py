@@ -221,8 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name}, best on 2020 + 2021 (in sample) | {both} | "
               + " | ".join(cells(both, y) for y in ALLOWED) + " |")
     held = [name for name, (ok, _) in verdicts.items() if ok]
-    print("\nextract's default: " + (f"{' or '.join(held)} (holds out of year both ways)" if held else
-                                      "the first hit (k=1, consensus off): no rule beats it out of year both ways"))
+    print("\nrules whose grid point holds out of year both ways: " + (", ".join(held) or "none")
+          + " (the grid searches each rule's weights; choices made before it, such as the consensus choice's"
+          " similarity, are not in it)")
     return 0
 
 
