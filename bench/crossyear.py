@@ -155,8 +155,12 @@ CHOSEN_ON = {"ours.toml": YEARS, "ours_static.toml": YEARS, "ours_lexical.toml":
 # formula.toml is not among them: its scoring is the plain Tangent-S one, untuned (2026-11-25).
 OUT_OF_YEAR = Path(__file__).resolve().parent / "out_of_year"
 # Task 3 options chosen on both years (extract's default, the first hit, was not tuned), and for
-# each year the option chosen on the other year alone (bench/tune_task3.py).
-EXTRACT_OUT_OF_YEAR: dict[str, dict[str, str]] = {}
+# each year the option chosen on the other year alone by bench/tune_task3.py on ours' MiniLM ranking
+# (2026-11-25; on another ranking the choice may differ).
+EXTRACT_OUT_OF_YEAR: dict[str, dict[str, str]] = {
+    "extract:consensus=10": {"2020": "extract:consensus=10", "2021": "extract:consensus=10"},  # (4, 10) both ways
+    "extract:k=2": {"2020": "extract:k=5,rank=0,words=0.5,too_long=0,formula=0.3,exact=0.05", "2021": "extract:k=2"},
+}
 
 
 def packaged_config(name: str, index_dir: str | Path) -> str | None:
@@ -186,12 +190,13 @@ class InSample:
 
 def in_sample(name: str, index_dir: str | Path) -> InSample:
     """Whether ``name``'s settings were chosen on judged years, and what to report out of year."""
-    from mathsearch.systems import make_system
+    from mathsearch.systems import make_system, spec
 
     system = make_system(name)
     if system.TASK == 3:
         tuned = system.NAME == "extract" and (system.k > 1 or system.consensus > 0)
-        return InSample(YEARS, {y: EXTRACT_OUT_OF_YEAR.get(name, {}).get(y) for y in YEARS}) if tuned else InSample()
+        known = EXTRACT_OUT_OF_YEAR.get(spec(system), {})  # keyed by the canonical spec
+        return InSample(YEARS, {y: known.get(y) for y in YEARS}) if tuned else InSample()
     config = packaged_config(name, index_dir)
     if config not in CHOSEN_ON:
         return InSample()
