@@ -59,7 +59,10 @@ def cached_rankings(ctx: SearchContext, base: str, queries: list[SearchQuery], y
     this index (its manifest), base and depth were ranked before."""
     system = base_system(ctx, base)
     manifest = (Path(ctx.index_dir) / "mathsearch-index.json").read_bytes()
-    key = hashlib.sha256(manifest + f"|{system!r}|{depth}|{year}".encode()).hexdigest()[:16]
+    # what the system runs, weights included (ours' packaged config can change under the same spec)
+    config_for = getattr(system, "config_for", None)
+    runs = repr(config_for(ctx.index_dir)) if config_for is not None else ""
+    key = hashlib.sha256(manifest + f"|{system!r}|{runs}|{depth}|{year}".encode()).hexdigest()[:16]
     path = folder / f"{year}-{key}.json"
     if path.is_file():
         return {t: [(d, s) for d, s in r] for t, r in json.loads(path.read_text()).items()}
