@@ -158,8 +158,9 @@ OUT_OF_YEAR = Path(__file__).resolve().parent / "out_of_year"
 # each year the option chosen on the other year alone by bench/tune_task3.py on ours' MiniLM ranking
 # (2026-11-25; on another ranking the choice may differ).
 EXTRACT_OUT_OF_YEAR: dict[str, dict[str, str]] = {
-    "extract:consensus=10": {"2020": "extract:consensus=10", "2021": "extract:consensus=10"},  # (4, 10) both ways
-    "extract:k=2": {"2020": "extract:k=5,rank=0,words=0.5,too_long=0,formula=0.3,exact=0.05", "2021": "extract:k=2"},
+    "extract:consensus=10": {"2020": "extract:consensus=10,consensus_k=6", "2021": "extract:consensus=10,consensus_k=3"},
+    "extract:k=2": {"2020": "extract:k=5,rank=0,words=0.5,too_long=0.1,dense=0.1,formula=0.1",
+                    "2021": "extract:k=2,rank=0,too_long=0,exact=0.05"},
 }
 
 
