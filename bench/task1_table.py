@@ -5,7 +5,10 @@
 Measures as ``mathsearch eval --collection-only``: qrels restricted to answers in the collection
 (topics left without a relevant answer dropped), nDCG', MAP', P'@10 and nDCG@10 (unjudged =
 non-relevant).  The last columns give the paired t-test p-value of each system against the
-first one listed for nDCG' and nDCG@10.
+first one listed for nDCG' and nDCG@10.  A row whose settings were chosen on the year it reports
+(the packaged ``ours`` configs were tuned on 2020 and 2021) says "in sample", and beside it the
+out-of-year figure: the same tuning run on the other year only (``bench/crossyear.py``; "n/m"
+where that config was not made).
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, make_system, run_rankings, system_names
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crossyear import in_sample  # noqa: E402
+
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 YEARS = ("2020", "2021")
 DEFAULT = "bm25-answer,bm25-thread,tfidf-latex,tfidf-words,tangent-s,tfidf-tangent-s,linked-posts,ours"
@@ -36,12 +42,15 @@ def year_topics(present, year: str) -> tuple[list, TrecScorer]:
 
 
 def evaluate(index: Path, systems: list[str], years=YEARS) -> dict:
+    """``{(spec, year): (per-topic scores, seconds a topic)}`` for ``systems`` and, where a system
+    was chosen on the year, for its out-of-year counterpart."""
     ctx = SearchContext(index)
     present = ctx.store.answer_ids()
     out: dict = {}
     for year in years:
         topics, scorer = year_topics(present, year)
-        for name in systems:
+        counterparts = [in_sample(n, index).out_of_year.get(year) for n in systems]
+        for name in dict.fromkeys([*systems, *(c for c in counterparts if c)]):
             system = make_system(name)
             started = time.perf_counter()
             run = run_rankings(system, ctx, topics)
@@ -61,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in names if n.split(":")[0] in known]
     results = evaluate(args.index, names)
     measures = [m.name for m in RANKED_MEASURES]
-    head = ["system", "year", *measures, "p(nDCG')", "p(nDCG@10)", "ms/topic"]
+    head = ["system", "year", *measures, "p(nDCG')", "p(nDCG@10)", "ms/topic", "chosen on", "out of year nDCG'",
+            "out of year nDCG@10"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     base = names[0]
@@ -80,6 +90,17 @@ def main(argv: list[str] | None = None) -> int:
                     topics = sorted(ref)
                     row.append(f"{paired_t_test([per_topic[m][t] for t in topics], [ref[t] for t in topics]):.3g}")
             row.append(f"{sec * 1000:.0f}")
+            where = in_sample(name, args.index)
+            row.append(where.mark(year) or "-")
+            counterpart = where.out_of_year.get(year)
+            for m in ("nDCG'", "nDCG@10"):
+                if not where.mark(year):
+                    row.append("-")
+                elif counterpart is None:
+                    row.append("n/m")
+                else:
+                    vals = list(results[(counterpart, year)][0][m].values())
+                    row.append(f"{sum(vals) / len(vals):.3f}")
             print("| " + " | ".join(row) + " |")
     return 0
 

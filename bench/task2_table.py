@@ -7,12 +7,15 @@ default) and scored exactly as ``mathsearch eval --task 2 --qrels Q RUN --index 
 --collection-only`` does: instances become visual ids, de-duplicated from the top; qrels restricted
 to visual ids of question/answer formulae in the collection.  Columns: nDCG', MAP', P'@10, nDCG@10
 (unjudged = non-relevant), the paired t-test p-value against the first system listed, and the
-mean milliseconds per topic.  Extra runs (e.g. a peer's run file) can be scored with ``--extra``.
+mean milliseconds per topic.  A row whose settings were chosen on the year it reports (the packaged
+``formula.toml`` was tuned on 2020 and 2021) says "in sample", with the out-of-year figure beside it:
+the same tuning on the other year only (``bench/crossyear.py``; "n/m" where not made).  Extra runs (e.g. a peer's run file) can be scored with ``--extra``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +26,9 @@ from mathsearch.evaluation.measures import measure_names
 from mathsearch.readers.topics import read_topics
 from mathsearch.runs.writer import write_formula_run
 from mathsearch.systems import SearchContext, make_system, run_system, spec, system_names
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crossyear import in_sample  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 YEARS = ("2020", "2021")
@@ -57,20 +63,31 @@ def main(argv: list[str] | None = None) -> int:
     names = [s for s in args.systems.split(",") if s and s.split(":")[0] in set(system_names(2))]
     out = args.runs or Path(tempfile.mkdtemp(prefix="task2-runs-"))
     out.mkdir(parents=True, exist_ok=True)
-    runs = make_runs(args.index, names, out, years)
+    where = {n: in_sample(n, args.index) for n in names}
+    counterparts = list(dict.fromkeys(c for w in where.values() for c in w.out_of_year.values() if c))
+    runs = make_runs(args.index, names + [c for c in counterparts if c not in names], out, years)
     facts = from_index(args.index)
     measures = measure_names(2)
-    head = ["system", "year", *measures, "p(nDCG')", "p(nDCG@10)", "ms/topic"]
+    head = ["system", "year", *measures, "p(nDCG')", "p(nDCG@10)", "ms/topic", "chosen on", "out of year nDCG'",
+            "out of year nDCG@10"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for year in years:
-        paths = [runs[(n, year)][0] for n in names]
+        extra = [c for c in counterparts if c not in names]
+        paths = [runs[(n, year)][0] for n in names + extra]
         report = evaluate_runs(2, DATA / "qrels" / f"task2-{year}.tsv", paths, facts=facts, collection_only=True)
-        for i, (name, result) in enumerate(zip(names, report.runs, strict=True)):
+        by_name = dict(zip(names + extra, report.runs, strict=True))
+        for i, name in enumerate(names):
+            result = by_name[name]
             row = [name, year, *(f"{result.means[m]:.3f}" for m in measures)]
             for m in ("nDCG'", "nDCG@10"):
                 row.append("-" if i == 0 else f"{result.p_values.get(m, float('nan')):.3g}")
             row.append(f"{runs[(name, year)][1] * 1000:.0f}")
+            counterpart = where[name].out_of_year.get(year)
+            row.append(where[name].mark(year) or "-")
+            for m in ("nDCG'", "nDCG@10"):
+                row.append("-" if not where[name].mark(year) else
+                           "n/m" if counterpart is None else f"{by_name[counterpart].means[m]:.3f}")
             print("| " + " | ".join(row) + " |")
     return 0
 

@@ -11,7 +11,10 @@ of the main source; unjudged 0), LO (token F1, by default the math-aware regex t
 reference points were measured with) and, with ``--cs``, CS against the other relevant answers of
 at most 1,200 characters.  Judgements of 2020 and 2021 only (the years tuned on); other years
 are refused.  Below the table: each system's paired test against the first system listed
-(p of AR_src, P@1_src and LO per year; ``--test``, a paired t-test by default).
+(p of AR_src, P@1_src and LO per year; ``--test``, a paired t-test by default).  A row whose
+choice was tuned on the year it reports (``extract``'s options ``k`` > 1 and ``consensus``) says
+"in sample", with the option chosen on the other year alone beside it where known
+(``bench/crossyear.py``; "n/m" where not).
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ from mathsearch.readers.topics import read_topics
 from mathsearch.runs import write_task3_run, write_trec_run
 from mathsearch.systems import SearchContext, make_system, run_system, spec
 from mathsearch.systems.task3 import run_answers
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crossyear import in_sample  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 YEARS = ("2020", "2021")
@@ -81,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skipping {name}: {exc}", file=sys.stderr)
             continue
         names.append(name)
+    where = {spec(make_system(n)): in_sample(n, args.index) for n in names}
+    counterparts = [c for w in where.values() for c in w.out_of_year.values() if c]
+    shown = list(dict.fromkeys(spec(make_system(n)) for n in names))
+    run_names = list(dict.fromkeys([*names, *(c for c in counterparts if spec(make_system(c)) not in shown)]))
     tokenizer = MathRegexTokenizer() if args.tokenizer == "regex" else default_tokenizer()
     similarity = None
     if args.cs:
@@ -98,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     kinds: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="task3-table-") as tmp:
         for year in years:
-            made = runs_for(ctx, names, year, Path(tmp), args.data)
+            made = runs_for(ctx, run_names, year, Path(tmp), args.data)
             report = evaluate_sources(args.data / "qrels" / f"task1-{year}.tsv", [p for _, p, _ in made], text_of, present,
                                       tokenizer, similarity, test=args.test)
             for (name, _, sec), result in zip(made, report.runs, strict=True):
@@ -106,16 +116,21 @@ def main(argv: list[str] | None = None) -> int:
                 pvalues[(name, year)] = dict(result.p_values)
                 kinds[name] = "Task 1 first hit, cut" if make_system(name).TASK == 1 else "Task 3"
     measures = [m for m in MEASURES if m != "CS" or similarity is not None]
-    head = ["system", "kind", *[f"{y} {m}" for y in years for m in measures], "ms/topic"]
+    head = ["system", "kind", *[f"{y} {m}" for y in years for m in measures], "ms/topic",
+            *[f"{y} chosen on / out of year AR_src" for y in years]]
     print(f"LO tokenizer: {tokenizer.name}" + (f"; CS model: {similarity.name}" if similarity else ""))
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for name in dict.fromkeys(n for n, _ in results):
+    for name in shown:
         row = [name, kinds[name]]
         for y in years:
             r = results[(name, y)]
             row += [f"{r[m]:.3f}" for m in measures]
         row.append(f"{sum(results[(name, y)]['ms'] for y in years) / len(years):.0f}")
+        for y in years:
+            counterpart = where[name].out_of_year.get(y)
+            row.append("-" if not where[name].mark(y) else "in sample / " + (
+                "n/m" if counterpart is None else f"{results[(spec(make_system(counterpart)), y)]['AR_src']:.3f}"))
         print("| " + " | ".join(row) + " |")
     print("topics: " + ", ".join(f"{y}: {results[(names[0], y)]['topics']}" for y in years))
     if len(names) > 1:
@@ -125,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         print("| system | " + " | ".join(f"{y} {m}" for y in years for m in tested) + " |")
         print("|" + "---|" * (1 + len(years) * len(tested)))
         base = spec(make_system(names[0]))
-        for name in list(dict.fromkeys(n for n, _ in results))[1:]:
+        for name in shown[1:]:
             cells = []
             for y in years:
                 for m in tested:

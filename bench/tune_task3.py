@@ -1,22 +1,20 @@
-"""Tune the ``extract`` choice weights on the sample, and check them across years.
+"""Choose the ``extract`` source rule on one year, check it on the other, both ways.
 
-    python bench/tune_task3.py --index INDEX_DIR [--base SPEC] [--cache DIR] [--depth 10]
+    python bench/tune_task3.py --index INDEX_DIR [--base SPEC] [--cache DIR] [--depth 20] [--alpha 0.05]
 
 The Task 1 ranking each answer is drawn from (``--base``, default ``ours`` as the index allows) is
 computed once per year and kept on disk (``--cache``, default ``bench/out/task3-cache``), so a
-grid costs no searching.  For every point of a small grid over the choice weights (k, rank, words,
-too_long, dense, formula, exact; retrieval stays 1) the main source of each topic is chosen
+grid costs no searching.  For every point of a small grid the main source of each topic is chosen
 exactly as :meth:`Extract.answer_from <mathsearch.systems.task3.Extract.answer_from>` chooses it,
-and graded by the Task 1 judgements (AR_src, P@1_src, unjudged 0, ``--collection-only``).  It
-prints the first hit, the packaged ``task3.toml`` weights, the best point for each year and for
-both (ties: the simpler point), and the cross-year check: tuned on 2020 and measured on 2021, and
-the reverse, with LO of the real answers (``Extract.answer_from`` on the cached ranking).  Only 2020
-and 2021 are allowed; 2022 never is.
-
-The consensus choice (``consensus``, ``consensus_k``: agreement with the other top answers, fused
-with the ranking's order) has its own small grid, checked the same way: the point best on one year
-(ties: the simpler point) measured on the other, both directions, with how many points of the grid
-beat the first hit in both years and the grid's mean (how much the choice of point matters).
+and graded by the Task 1 judgements (AR_src, P@1_src, unjudged 0, ``--collection-only``).  Two
+rules are searched: the linear rule (k, rank, words, too_long, dense, formula, exact; retrieval
+stays 1) and the consensus choice (``consensus``, ``consensus_k``: agreement with the other top
+answers, fused with the ranking's order).  Each is selected across years (``bench/crossyear.py``):
+the point with the best AR_src on one year (ties: the simpler point; the first hit is the
+simplest) is measured on the other, both ways, in-year and out-of-year columns side by side, with
+LO of the real answers.  A rule replaces the first hit (``extract``'s default: k = 1, consensus
+off) only if the point chosen on each year beats the first hit's AR_src on the other year, and a
+paired t-test over both out-of-year comparisons' topics together gives p < ``--alpha``.  Only 2020 and 2021 are allowed; 2022 never is.
 """
 
 from __future__ import annotations
@@ -36,6 +34,9 @@ from mathsearch.readers.qrels import qrels_to_dict, read_qrels, task3_relevance
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, SearchQuery, make_system
 from mathsearch.systems.task3 import Extract, _dense, base_system, ranks_by_dense
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crossyear import ALPHA, cross_year, decide, mean, table  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 ALLOWED = ("2020", "2021")
@@ -58,7 +59,10 @@ def cached_rankings(ctx: SearchContext, base: str, queries: list[SearchQuery], y
     this index (its manifest), base and depth were ranked before."""
     system = base_system(ctx, base)
     manifest = (Path(ctx.index_dir) / "mathsearch-index.json").read_bytes()
-    key = hashlib.sha256(manifest + f"|{system!r}|{depth}|{year}".encode()).hexdigest()[:16]
+    # what the system runs, weights included (ours' packaged config can change under the same spec)
+    config_for = getattr(system, "config_for", None)
+    runs = repr(config_for(ctx.index_dir)) if config_for is not None else ""
+    key = hashlib.sha256(manifest + f"|{system!r}|{runs}|{depth}|{year}".encode()).hexdigest()[:16]
     path = folder / f"{year}-{key}.json"
     if path.is_file():
         return {t: [(d, s) for d, s in r] for t, r in json.loads(path.read_text()).items()}
@@ -100,6 +104,15 @@ def consensus_points() -> list[dict]:
             for d in CONSENSUS_GRID["consensus"] if d >= k]
 
 
+def label(point: dict) -> str:
+    """A grid point as the spec parameters it sets (the first hit: k=1 and nothing else)."""
+    if "consensus" in point:
+        return f"consensus_k={point['consensus_k']}, consensus={point['consensus']}"
+    if point["k"] == 1:
+        return "first hit (k=1)"
+    return ", ".join(f"{k}={point[k]:g}" for k in KEYS if point[k] or k == "k")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path, required=True)
@@ -107,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / "out" / "task3-cache")
     ap.add_argument("--depth", type=int, default=20)
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--alpha", type=float, default=ALPHA, help="paired t-test level a rule must beat the first hit at")
     args = ap.parse_args(argv)
     ctx = SearchContext(args.index)
     present = ctx.store.answer_ids()
@@ -127,20 +141,23 @@ def main(argv: list[str] | None = None) -> int:
                                            None, dense)
         years[year] = {"qrels": qrels, "queries": queries, "rankings": rankings, "cands": cands}
 
-    def grades(point: dict, year: str) -> tuple[float, float]:
+    def grades(point: dict, year: str) -> dict[str, int]:
+        """Per topic, the Task 1 grade (0-3) of the source this point chooses (AR_src's terms)."""
         y = years[year]
         w = weights(point)
-        ar = p1 = 0.0
+        out = {}
         for topic, judged in y["qrels"].items():
             found = choose(y["cands"].get(topic, [])[: max(w.k, w.consensus)], w)
-            rel = task3_relevance(judged.get(str(found[0].post_id), 0)) if found else 0
-            ar += rel
-            p1 += rel >= 2
-        n = len(y["qrels"])
-        return ar / n, p1 / n
+            out[topic] = task3_relevance(judged.get(str(found[0].post_id), 0)) if found else 0
+        return out
+
+    lo_cache: dict[tuple[str, str], float] = {}
 
     def lo(point: dict, year: str) -> float:
         """LO of the real answers (``Extract.answer_from`` with this point's weights)."""
+        key = (label(point), year)
+        if key in lo_cache:
+            return lo_cache[key]
         y = years[year]
         system = make_system("extract", base=args.base, **point, **({} if "consensus" in point else {"consensus": 0}))
         answers, sources = {}, {}
@@ -155,61 +172,61 @@ def main(argv: list[str] | None = None) -> int:
         scores = Task3Scores()
         overlap_scores(answers, ablated_references(y["qrels"], text_of, sources), scores, tokenizer)
         values = scores.per_topic["LO"]
-        return sum(values.values()) / len(values)
+        lo_cache[key] = sum(values.values()) / len(values)
+        return lo_cache[key]
 
-    points = grid_points()
-    table = {i: {y: grades(p, y) for y in ALLOWED} for i, p in enumerate(points)}
-    first = next(i for i, p in enumerate(points) if p["k"] == 1)
-    packaged = Extract()
-    current = {k: getattr(packaged, k) for k in KEYS}
-    table[-1] = {y: grades(current, y) for y in ALLOWED}
     dense_base = ranks_by_dense(ctx, args.base)
-    best = {y: max((i for i in table if i >= 0), key=lambda i, y=y: (table[i][y][0], -i)) for y in ALLOWED}
-    both = max((i for i in table if i >= 0), key=lambda i: (sum(table[i][y][0] for y in ALLOWED), -i))
-
-    def show(label: str, i: int) -> None:
-        point = current if i < 0 else points[i]
-        cells = " | ".join(f"{table[i][y][0]:.3f} | {table[i][y][1]:.3f} | {lo(point, y):.3f}" for y in ALLOWED)
-        used = ", ".join(f"{k}={point[k]:g}" for k in KEYS if point[k] or k == "k")
-        print(f"| {label} | {used} | {cells} |")
-
-    print(f"{len(points)} grid points; topics: " + ", ".join(f"{y}: {len(years[y]['qrels'])}" for y in ALLOWED))
-    print("| choice | weights | 2020 AR_src | 2020 P@1_src | 2020 LO | 2021 AR_src | 2021 P@1_src | 2021 LO |")
-    print("|---|---|---|---|---|---|---|---|")
-    show("first hit (its best pieces)", first)
-    show("task3.toml (its linear rule: rankings without vectors)", -1)
-    show("tuned on 2020 (2021: cross-year)", best["2020"])
-    show("tuned on 2021 (2020: cross-year)", best["2021"])
-    show("tuned on both", both)
-
+    points = grid_points()  # simplest first: points[0] is the first hit
+    first = points[0]
+    by_label = {label(p): p for p in points}
     cpoints = consensus_points()
-    ctable = {i: {y: grades(p, y) for y in ALLOWED} for i, p in enumerate(cpoints)}
-    first_ar = {y: table[first][y][0] for y in ALLOWED}
-    cbest = {y: max(ctable, key=lambda i, y=y: (ctable[i][y][0], -i)) for y in ALLOWED}
-    cboth = max(ctable, key=lambda i: (sum(ctable[i][y][0] for y in ALLOWED), -i))
-    beat = sum(all(ctable[i][y][0] > first_ar[y] for y in ALLOWED) for i in ctable)
-    mean = {y: sum(ctable[i][y][0] for i in ctable) / len(ctable) for y in ALLOWED}
-    packaged_point = {"consensus_k": packaged.consensus_k, "consensus": packaged.consensus}
+    by_label.update({label(p): p for p in cpoints})
+    scores = {lab: {y: grades(p, y) for y in ALLOWED} for lab, p in by_label.items()}
 
-    def cshow(label: str, point: dict) -> None:
-        ar = {y: grades(point, y) for y in ALLOWED}
-        # extract answers with the consensus choice on dense rankings only: elsewhere its LO is not this point's
-        cells = " | ".join(f"{ar[y][0]:.3f} | {ar[y][1]:.3f} | " + (f"{lo(point, y):.3f}" if dense_base else "n/a")
-                           for y in ALLOWED)
-        print(f"| {label} | consensus_k={point['consensus_k']}, consensus={point['consensus']} | {cells} |")
+    def cells(lab: str, year: str, with_lo: bool = True) -> str:
+        rel = scores[lab][year]
+        ar = mean(rel)
+        p1 = sum(r >= 2 for r in rel.values()) / len(rel)
+        point = by_label[lab]
+        # extract uses the consensus choice on dense rankings only: elsewhere its LO is not this point's
+        shown = with_lo and ("consensus" not in point or dense_base)
+        return f"{ar:.3f} | {p1:.3f} | " + (f"{lo(point, year):.3f}" if shown else "n/a")
 
-    print()
-    print(f"consensus choice: {len(cpoints)} grid points" + ("" if dense_base else
-          " (this base ranking is not dense: extract does not use the consensus choice on it)"))
+    print("topics: " + ", ".join(f"{y}: {len(years[y]['qrels'])}" for y in ALLOWED)
+          + f"; base ranking: {args.base or 'ours as the index allows'}" + ("" if dense_base else " (lexical)"))
+    verdicts = {}
+    for name, order in (("linear rule", [label(p) for p in points]),
+                        ("consensus choice", [label(first)] + [label(p) for p in cpoints])):
+        directions = cross_year(scores, order)
+        verdicts[name] = decide(directions, args.alpha)
+        beat = sum(all(mean(scores[lab][y]) > mean(scores[order[0]][y]) for y in ALLOWED) for lab in order[1:])
+        grid_mean = {y: sum(mean(scores[lab][y]) for lab in order[1:]) / (len(order) - 1) for y in ALLOWED}
+        print(f"\n{name}: {len(order) - 1} grid points besides the first hit; chosen on one year (best AR_src), "
+              "measured on the other" + ("" if dense_base or name == "linear rule" else
+                                          " (this base ranking is not dense: extract does not use the consensus choice on it)"))
+        print("\n".join(table(directions, cells, ("AR_src", "P@1_src", "LO"))))
+        print(f"points above the first hit's AR_src in both years: {beat} of {len(order) - 1}; grid mean AR_src "
+              + ", ".join(f"{y} {grid_mean[y]:.3f} (first hit {mean(scores[order[0]][y]):.3f})" for y in ALLOWED))
+        print(f"{name}: {verdicts[name][1]}")
+
+    packaged = Extract()
+    current = ({"consensus_k": packaged.consensus_k, "consensus": packaged.consensus}
+               if packaged.consensus and dense_base else {k: getattr(packaged, k) for k in KEYS})
+    by_label.setdefault(label(current), current)
+    scores.setdefault(label(current), {y: grades(current, y) for y in ALLOWED})
+    print("\nin sample (chosen on both years: for comparison only, no out-of-year figure):")
     print("| choice | weights | 2020 AR_src | 2020 P@1_src | 2020 LO | 2021 AR_src | 2021 P@1_src | 2021 LO |")
     print("|---|---|---|---|---|---|---|---|")
-    if packaged.consensus:
-        cshow("task3.toml", packaged_point)
-    cshow("tuned on 2020 (2021: cross-year)", cpoints[cbest["2020"]])
-    cshow("tuned on 2021 (2020: cross-year)", cpoints[cbest["2021"]])
-    cshow("tuned on both", cpoints[cboth])
-    print(f"points above the first hit's AR_src in both years: {beat} of {len(cpoints)}; grid mean AR_src "
-          + ", ".join(f"{y} {mean[y]:.3f} (first hit {first_ar[y]:.3f})" for y in ALLOWED))
+    print(f"| task3.toml as packaged | {label(current)} | " + " | ".join(cells(label(current), y) for y in ALLOWED) + " |")
+    for name, order in (("linear rule", [label(p) for p in points]),
+                        ("consensus choice", [label(first)] + [label(p) for p in cpoints])):
+        both = max(order, key=lambda lab: (sum(mean(scores[lab][y]) for y in ALLOWED), -order.index(lab)))
+        print(f"| {name}, best on 2020 + 2021 (in sample) | {both} | "
+              + " | ".join(cells(both, y) for y in ALLOWED) + " |")
+    held = [name for name, (ok, _) in verdicts.items() if ok]
+    print("\nrules whose grid point holds out of year both ways: " + (", ".join(held) or "none")
+          + " (the grid searches each rule's weights; choices made before it, such as the consensus choice's"
+          " similarity, are not in it)")
     return 0
 
 

@@ -162,13 +162,38 @@ def test_consensus_only_on_a_dense_ranking(sample_index, monkeypatch):
     from mathsearch.systems import task3
 
     ctx = SearchContext(sample_index)  # no vectors: ours runs lexical, where the consensus lost
-    system = make_system("extract")
+    system = make_system("extract:consensus=10")
     assert system.consensus > 0 and system.choice_on(ctx).consensus == 0
     assert system.depth(system.choice_on(ctx)) == system.k
     monkeypatch.setattr(task3, "ranks_by_dense", lambda ctx, base: True)
     assert system.choice_on(ctx) == system.choice
     assert system.depth(system.choice) == max(system.k, system.consensus, system.consensus_k)
     assert make_system("extract:consensus=0").choice_on(ctx).consensus == 0
+
+
+def test_extract_defaults_to_the_first_hit_even_on_a_dense_ranking(sample_index, monkeypatch):
+    """No other choice of source held out of year both ways (bench/tune_task3.py), so the default is
+    the ranking's first hit, whole when it fits; the consensus choice and condensation are options."""
+    from mathsearch.systems import task3
+
+    ctx = SearchContext(sample_index)
+    monkeypatch.setattr(task3, "ranks_by_dense", lambda ctx, base: True)  # where it would have voted
+    system = make_system("extract")
+    assert system.k == 1 and system.consensus == 0 and system.condense == 0
+    assert system.choice_on(ctx).consensus == 0 and system.depth(system.choice_on(ctx)) == 1
+    topic = read_topics(TOPICS / "task1-2020.xml", TOPICS / "formulas" / "formulas-2020-latex.tsv")[1]
+    query = SearchQuery.from_topic(topic)
+    found = task3.base_system(ctx, "").search(ctx, query, 10)
+    ranking = [(d, found[d]) for d in found.ordered()]
+    # a later answer ranked first by the ranking: the first hit is the source, whatever follows
+    for start in range(3):
+        a = system.answer_from(ctx, query, ranking[start:])
+        assert a.sources == (ranking[start][0],)
+        whole = compose(pieces(ctx.store.post(ranking[start][0]).body))
+        assert a.text == whole if len(whole) <= 1200 else 1 <= len(a.text) <= 1200  # whole when it fits
+    assert make_system("extract:consensus=10").choice_on(ctx).consensus == 10  # the option stays
+    with pytest.raises(InputError, match="consensus=10,condense=4"):
+        make_system("extract:condense=4")  # condensation's peers come with the consensus choice
 
 
 @pytest.fixture(scope="module")

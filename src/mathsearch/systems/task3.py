@@ -6,17 +6,17 @@ build on a Task 1 ranking (``base``: a Task 1 spec, with ``;`` between its param
 separates ours; empty: ``ours`` as the index allows, see :func:`~.ours.default_spec`):
 
 * ``first-hit``: the first hit, its longest opening that fits (cut between sentences);
-* ``extract``: where the ranking uses dense vectors, the best of its top ``consensus_k`` answers
-  by reciprocal-rank fusion of the ranking's order and their agreement with the other answers of
-  its top ``consensus`` (chosen on one year of the sample and checked on the other, both ways, by
-  ``bench/tune_task3.py``; on a lexical ranking the same rule lost in both years, so there it is
-  not used); otherwise the best of the top ``k`` by retrieval score, rank, length, the question's
-  math and words and, where known, dense similarity, votes and the accepted flag (weights tuned on
-  2020 and 2021 with ``ours``; the formula, dense, votes and accepted weights came out 0 on the
-  sample, which has no votes nor accepted flags); when longer than the budget, its most useful
-  sentences, displayed equations, items and code blocks (:mod:`mathsearch.answers.extract`);
-  ``extract:condense=4`` also cuts an answer that fits to the pieces its top peers agree with
-  (higher LO, but an answer can lose a definition it uses: off by default);
+* ``extract``: by default the first hit of the ranking, whole when it fits, its most useful
+  sentences, displayed equations, items and code blocks when it does not
+  (:mod:`mathsearch.answers.extract`).  Every other choice of source was chosen on one year of the
+  sample and measured on the other, both ways (``bench/tune_task3.py``), and none beat the first
+  hit out of year in both directions, so they are options: ``extract:consensus=10`` (where the
+  ranking uses dense vectors, the best of its top ``consensus_k`` answers by reciprocal-rank fusion
+  of the ranking's order and their agreement with the other answers of its top ``consensus``; on a
+  lexical ranking it is not used), ``extract:k=2`` (the best of the top ``k`` by retrieval score,
+  rank, length, the question's math and words and, where known, dense similarity, votes and the
+  accepted flag), and ``extract:consensus=10,condense=4``, which also cuts an answer that fits to
+  the pieces its top peers agree with (higher LO, but an answer can lose a definition it uses);
 * ``generate``: retrieval-augmented generation through an OpenAI-compatible endpoint (URL and
   model as parameters or from the environment; the key only from the environment, so that it
   never lands in a run tag); when the endpoint fails or answers nothing, the ``extract`` answer,
@@ -193,6 +193,11 @@ class Extract:
     piece_words: float = _x("piece_words")
     piece_position: float = _x("piece_position")
     piece_lead: int = _x("piece_lead")
+
+    def __post_init__(self) -> None:
+        if self.condense > 0 and self.consensus <= 0:  # its peers are the consensus choice's top answers
+            raise InputError(f"extract: condense={self.condense} needs the consensus choice that gives its peers "
+                             f"(e.g. extract:consensus=10,condense={self.condense})")
 
     def needs(self) -> tuple[str, ...]:
         return _base_needs(self.base)
