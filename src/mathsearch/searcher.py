@@ -124,6 +124,13 @@ class Searcher:
 
     def search(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
                tags: tuple[str, ...] = ()) -> SearchResult:
+        name, ranking = self.rank(query, task, system, k, tags)
+        return SearchResult(query, task, name, self.hits(query, task, ranking, tags=tags))
+
+    def rank(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
+             tags: tuple[str, ...] = ()) -> tuple[str, Ranking]:
+        """The spec that ran and its best ``k`` hits, not yet decorated: what a server keeps to
+        answer the next pages of a query without searching again (:meth:`hits` decorates them)."""
         if k < 1:
             raise InputError(f"the number of hits must be at least 1, not {k}")
         if not query.strip() or not query.replace("$", "").strip():
@@ -132,24 +139,49 @@ class Searcher:
         sys_obj = make_system(self.system_for(task, system))
         self.ctx.require(("store", *needs_of(sys_obj)))
         q = SearchQuery.from_text(query, tags=tags)
-        ranking = top(sys_obj.search(self.ctx, q, k), k)
-        hits = self._decorate(ranking, task, query, set(q.bags.title_words))
-        return SearchResult(query, task, spec(sys_obj), hits)
+        return spec(sys_obj), top(sys_obj.search(self.ctx, q, k), k)
 
-    def answer(self, question: str, system: str | None = None, tags: tuple[str, ...] = ()) -> AnswerResult:
-        """One answer of at most 1,200 characters to ``question`` (text with ``$LaTeX$``), with its
-        sources: the Task 3 system ``system`` (default ``extract``) over this index."""
+    def hits(self, query: str, task: int, ranking: Ranking, start: int = 0, stop: int | None = None,
+             tags: tuple[str, ...] = ()) -> list[SearchHit]:
+        """Hits ``start:stop`` of ``ranking`` (ranked from ``start + 1``) decorated for a person:
+        one page of a search's hits is the same whether its ranking is new or kept."""
+        words = set(SearchQuery.from_text(query, tags=tags).bags.title_words)
+        return self._decorate(ranking, task, query, words, start, stop)
+
+    def _answerer(self, system: str | None):
         from .systems.task3 import DEFAULT_SYSTEM as TASK3_DEFAULT
 
-        if not question.strip() or not question.replace("$", "").strip():
-            raise InputError("the question is empty; give words or a $formula$.")
         name = system or TASK3_DEFAULT
         cls = system_class(name.partition(":")[0])
         if cls.TASK != 3:
             raise InputError(f"system {cls.NAME} answers task {cls.TASK}; answering systems: {', '.join(system_names(3))}")
-        sys_obj = make_system(name)
+        return make_system(name)
+
+    def answer_base(self, system: str | None = None) -> str | None:
+        """The spec of the Task 1 ranking the Task 3 system ``system`` draws its answer from, where
+        it can be given that ranking (:meth:`answer`'s ``ranking``); else None."""
+        from .systems.task3 import base_system
+
+        sys_obj = self._answerer(system)
+        if not hasattr(sys_obj, "answer_from") or not hasattr(sys_obj, "base"):
+            return None
+        return spec(base_system(self.ctx, sys_obj.base))
+
+    def answer(self, question: str, system: str | None = None, tags: tuple[str, ...] = (),
+               ranking: Ranking | None = None) -> AnswerResult:
+        """One answer of at most 1,200 characters to ``question`` (text with ``$LaTeX$``), with its
+        sources: the Task 3 system ``system`` (default ``extract``) over this index.  ``ranking``:
+        the question's Task 1 ranking by :meth:`answer_base`, already made (a server keeps it), to
+        draw from instead of searching again."""
+        if not question.strip() or not question.replace("$", "").strip():
+            raise InputError("the question is empty; give words or a $formula$.")
+        sys_obj = self._answerer(system)
         self.ctx.require(("store", *needs_of(sys_obj)))
-        made = sys_obj.answer(self.ctx, SearchQuery.from_text(question, tags=tags))
+        q = SearchQuery.from_text(question, tags=tags)
+        if ranking is not None:
+            made = sys_obj.answer_from(self.ctx, q, [(d, ranking[d]) for d in ranking.ordered()])
+        else:
+            made = sys_obj.answer(self.ctx, q)
         store = self.ctx.store
         posts = store.posts(made.sources)
         threads = store.posts({p.thread_id for p in posts.values()})
@@ -161,11 +193,12 @@ class Searcher:
             sources.append(AnswerSource(int(sid), post.thread_id if post else None, title))
         return AnswerResult(question, spec(sys_obj), made.text, sources, made.mode, list(made.notes))
 
-    def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str]) -> list[SearchHit]:
+    def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str], start: int = 0,
+                  stop: int | None = None) -> list[SearchHit]:
         store = self.ctx.store
         query_keys = {formula_key(latex) for latex in split_math(query)[1]} if task == 1 else set()
         hits = []
-        for rank, hit_id in enumerate(ranking.ordered(), 1):
+        for rank, hit_id in enumerate(ranking.ordered()[start:stop], start + 1):
             anchor = None
             if task == 2:
                 f = store.formula(hit_id)
