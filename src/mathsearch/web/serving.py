@@ -20,18 +20,42 @@ import asyncio
 import math
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fastapi import HTTPException
 from fastapi.concurrency import run_in_threadpool
 
+from ..ranking import Ranking
 from .cache import DEFAULT_ENTRIES, ResultCache
 from .workers import MAX_PAGE, InProcess, Overrun, WorkerLost, WorkerPool, op_answer_from, page_json
 
 DEFAULT_QUEUE = 64  # searches waiting for a worker, beyond those running
 GRACE = 2.0  # seconds past the budget before the server gives up on a worker's own stop
+PAGES_KEPT = 4  # decorated pages kept with a ranking (a reload, back and forth), the latest first out last
+
+
+@dataclass
+class Kept:
+    """A query's ranking as the cache keeps it: ``depth`` asked (it holds fewer hits when the search
+    found fewer), and the pages of it already decorated, by ``(page, size)``."""
+
+    system: str
+    ranking: Ranking
+    depth: int
+    pages: OrderedDict[tuple[int, int], dict] = field(default_factory=OrderedDict)
+
+    def covers(self, page: int, size: int) -> bool:
+        return self.depth >= page * size or len(self.ranking) < self.depth
+
+    def keep(self, page: int, size: int, found: dict) -> None:
+        self.pages[page, size] = found
+        self.pages.move_to_end((page, size))
+        while len(self.pages) > PAGES_KEPT:
+            self.pages.popitem(last=False)
 
 
 class SearchService:
@@ -84,11 +108,16 @@ class SearchService:
         name = self.searcher.system_for(task)
         key = (q, task, name)
         kept = self.cache.get(key)
-        if kept is not None and (kept[2] >= page * size or len(kept[1]) < kept[2]):
-            system, ranking, _ = kept
-            return await self.call(page_json, self.searcher, q, task, system, ranking, page, size)
+        if kept is not None and kept.covers(page, size):
+            found = kept.pages.get((page, size))
+            if found is None:
+                found = await self.call(page_json, self.searcher, q, task, kept.system, kept.ranking, page, size)
+            kept.keep(page, size, found)
+            return found
         system, ranking, found = await self._lane("search", (q, task, page, size, depth))
-        self.cache.put(key, (system, ranking, max(depth, page * size)))
+        kept = Kept(system, ranking, max(depth, page * size))
+        kept.keep(page, size, found)
+        self.cache.put(key, kept)
         return found
 
     async def _answer(self, q: str, size: int, depth: int) -> dict:
@@ -100,11 +129,11 @@ class SearchService:
         if kept is not None:
             return kept
         if ranked is not None:  # the question's Task 1 ranking is kept: the answer is drawn from it
-            found = await self.call(op_answer_from, self.searcher, q, size, ranked[1])
+            found = await self.call(op_answer_from, self.searcher, q, size, ranked.ranking)
         else:
             system, ranking, found = await self._lane("answer", (q, size, depth))
             if system is not None:
-                self.cache.put((q, 1, system), (system, ranking, depth))
+                self.cache.put((q, 1, system), Kept(system, ranking, depth))
         self.cache.put(key, found)
         return found
 
