@@ -21,7 +21,6 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,13 +69,12 @@ class SearchService:
         self.index_dir = Path(index_dir)
         self.budget = budget
         self.queue = queue
-        self.local = InProcess(self.index_dir)
+        self.slots = max(1, workers) + queue  # searches admitted at once (running and waiting)
+        self.local = InProcess(self.index_dir, threads=self.slots)
         self.searcher = self.local.searcher
         self.searcher.ctx.store  # noqa: B018  (a folder that is no index is refused now, not at the first query)
         self.lane: InProcess | WorkerPool = self.local if workers == 0 else WorkerPool(self.index_dir, workers)
         self.cache = ResultCache(cache_entries)
-        self.slots = max(1, workers) + queue  # searches admitted at once (running and waiting)
-        self._executor = ThreadPoolExecutor(self.slots, thread_name_prefix="mathsearch-search")
         self._count = threading.Lock()
         self.in_flight = 0
         self.refused = 0  # searches answered 503 for a full queue
@@ -146,9 +144,8 @@ class SearchService:
         started = time.monotonic()
         deadline = started + self.budget
         grace = 0.0 if isinstance(self.lane, InProcess) else GRACE  # a worker stops itself at the deadline
-        loop = asyncio.get_running_loop()
         try:
-            value = await asyncio.wait_for(loop.run_in_executor(self._executor, self.lane.call, op, args, deadline),
+            value = await asyncio.wait_for(asyncio.wrap_future(self.lane.submit(op, args, deadline)),
                                            self.budget + grace)
         except (TimeoutError, Overrun) as exc:
             with self._count:

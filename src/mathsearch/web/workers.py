@@ -2,7 +2,7 @@
 
     lane = WorkerPool(index_dir, workers=2)      # processes, each with its own open indexes
     lane = InProcess(index_dir)                  # --workers 0: the server's own Searcher, one at a time
-    lane.call("search", (q, task, page, size, depth), deadline)   # -> what the op returns
+    lane.submit("search", (q, task, page, size, depth), deadline)   # -> a Future of what the op returns
     lane.stats()                                 # workers, busy, stopped, memory
 
 Why processes and not threads over one Searcher: the formula search (Task 2) is Python that holds
@@ -22,14 +22,15 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import queue
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -120,9 +121,18 @@ class InProcess:
 
     workers = 0
 
-    def __init__(self, index_dir: Path, searcher: Searcher | None = None):
+    def __init__(self, index_dir: Path, searcher: Searcher | None = None, threads: int = 1):
         self.searcher = searcher or Searcher(index_dir)
         self.lock = threading.Lock()
+        self.threads = threads  # requests that may wait for the lock at once (each waits on a thread)
+        self._executor: ThreadPoolExecutor | None = None
+
+    def submit(self, op: str, args: tuple, deadline: float) -> Future:
+        """A Future of ``OPS[op](searcher, *args)`` run under the lock (a job cancelled before it
+        starts never runs)."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="mathsearch-search")
+        return self._executor.submit(self.call, op, args, deadline)
 
     def call(self, op: str, args: tuple, deadline: float) -> Any:
         return self.run(OPS[op], *args, deadline=deadline)
@@ -169,13 +179,16 @@ def _work(index_dir: str, conn: Connection) -> None:
     conn.send(("ready", os.getpid()))
     while True:
         try:
-            op, args = conn.recv()
+            op, args, deadline = conn.recv()
         except (EOFError, OSError):
             return
-        try:
-            reply = ("ok", OPS[op](searcher, *args))
-        except Exception as exc:  # noqa: BLE001  (the request's error, raised again in the server)
-            reply = ("err", exc)
+        if time.monotonic() >= deadline:  # (the monotonic clock is the machine's: the server's too)
+            reply: tuple = ("expired", None)
+        else:
+            try:
+                reply = ("ok", OPS[op](searcher, *args))
+            except Exception as exc:  # noqa: BLE001  (the request's error, raised again in the server)
+                reply = ("err", exc)
         try:
             conn.send(reply)
         except (EOFError, OSError):
@@ -204,6 +217,7 @@ class _Worker:
         self.conn = Connection(ours.detach())
         self.number = number
         self.calls = 0
+        self.held = 0  # jobs in its hands (its feeder's count)
 
     @property
     def pid(self) -> int:
@@ -230,10 +244,26 @@ class _Worker:
         self.conn.close()
 
 
+PREFETCH = 2  # jobs a worker holds at once: the one it runs and the next, so that it never waits for the server
+
+
+@dataclass(eq=False)
+class _Job:
+    op: str
+    args: tuple
+    deadline: float
+    future: Future = field(default_factory=Future)
+    started: bool = False
+
+
 class WorkerPool:
-    """``workers`` processes, each with its own Searcher over ``index_dir``; a call takes an idle one
-    (waiting for one until its deadline) and a call past its deadline kills its worker, which a
-    fresh one replaces.  Each is a new interpreter (the server has threads: no fork)."""
+    """``workers`` processes, each with its own Searcher over ``index_dir``, fed from one queue of
+    jobs by a thread of the server each.  A worker holds up to :data:`PREFETCH` jobs, so it starts
+    the next as soon as it answers one (on a busy machine the server's threads may wait their turn
+    for a core: the workers do not wait for them).  A job past its deadline is skipped if not
+    started, and if running is stopped by killing its worker, which a fresh one replaces (a job it
+    held but had not started goes back to the queue).  Each worker is a new interpreter (the server
+    has threads: no fork)."""
 
     def __init__(self, index_dir: Path, workers: int, start_timeout: float = 300.0):
         if workers < 1:
@@ -241,12 +271,13 @@ class WorkerPool:
         self.index_dir = Path(index_dir)
         self.workers = workers
         self.start_timeout = start_timeout
-        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._pending: deque[_Job] = deque()
+        self._cond = threading.Condition()
         self._lock = threading.Lock()
         self._all: dict[int, _Worker] = {}
         self._numbers = iter(range(1, 1 << 30))
         self._closed = False
-        self.stopped = 0  # calls stopped past their deadline (their worker killed)
+        self.stopped = 0  # jobs stopped past their deadline (their worker killed)
         self.replaced = 0  # workers started again after a kill or a crash
         made = [self._new() for _ in range(workers)]
         try:
@@ -257,43 +288,104 @@ class WorkerPool:
                 w.kill()
             raise
         for w in made:
-            self._all[w.number] = w
-            self._idle.put(w)
+            self._start(w)
         atexit.register(self.close)  # (a worker also ends by itself when the server's end of its socket closes)
 
     def _new(self) -> _Worker:
         return _Worker(self.index_dir, next(self._numbers))
 
-    def call(self, op: str, args: tuple, deadline: float) -> Any:
-        """``OPS[op](searcher, *args)`` on an idle worker; Overrun past ``deadline``; the op's own
-        error is raised again here."""
-        try:
-            w = self._idle.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            raise Overrun(waited=True) from None
-        try:
-            w.conn.send((op, args))
-            if not w.conn.poll(max(0.0, deadline - time.monotonic())):
-                with self._lock:
-                    self.stopped += 1
-                self._replace(w)
-                raise Overrun(waited=False)
-            status, value = w.conn.recv()
-        except (EOFError, OSError) as exc:
-            self._replace(w)
-            raise WorkerLost(f"a search worker ended during the query ({type(exc).__name__})") from None
-        w.calls += 1
-        self._idle.put(w)
-        if status == "err":
-            raise value
-        return value
+    def _start(self, w: _Worker) -> None:
+        with self._lock:
+            self._all[w.number] = w
+        threading.Thread(target=self._feed, args=(w,), name=f"mathsearch-feed-{w.number}", daemon=True).start()
 
-    def _replace(self, w: _Worker) -> None:
-        """Kill ``w`` now and start another in its place (in the background: a worker takes seconds
-        to open its indexes, and the request that lost ``w`` is not made to wait for it)."""
+    # -- jobs --------------------------------------------------------------------------------------
+    def submit(self, op: str, args: tuple, deadline: float) -> Future:
+        """``OPS[op](searcher, *args)`` on the next free worker: a Future of its value (the op's own
+        error raised again here; Overrun past ``deadline``; WorkerLost)."""
+        job = _Job(op, args, deadline)
+        with self._cond:
+            self._pending.append(job)
+            self._cond.notify()
+        return job.future
+
+    def call(self, op: str, args: tuple, deadline: float) -> Any:
+        return self.submit(op, args, deadline).result()
+
+    def _take(self, wait: bool) -> _Job | None:
+        """The next job still wanted (its request neither gone nor past its deadline), or None;
+        ``wait``: for up to half a second (the feeder then looks whether the pool is closed)."""
+        with self._cond:
+            if wait and not self._pending:
+                self._cond.wait(0.5)
+            while self._pending:
+                job = self._pending.popleft()
+                if not job.started:
+                    if not job.future.set_running_or_notify_cancel():
+                        continue  # its request is gone
+                    job.started = True
+                if time.monotonic() >= job.deadline:
+                    job.future.set_exception(Overrun(waited=True))
+                    continue
+                return job
+            return None
+
+    def _give_back(self, jobs: list[_Job]) -> None:
+        """Jobs a killed worker held but had not started: first in the queue again."""
+        with self._cond:
+            self._pending.extendleft(reversed(jobs))
+            self._cond.notify(len(jobs))
+
+    def _feed(self, w: _Worker) -> None:
+        """The server's side of one worker: hand it jobs, answer their futures, stop it past a deadline."""
+        held: deque[_Job] = deque()
+        try:
+            while not self._closed:
+                while len(held) < PREFETCH:
+                    job = self._take(wait=not held)
+                    if job is None:
+                        break
+                    held.append(job)
+                    w.conn.send((job.op, job.args, job.deadline))
+                w.held = len(held)
+                if not held:
+                    continue
+                head = held[0]
+                # wait for the first job's answer; while the worker holds one job only, look for a
+                # next one every 10 ms (a job that arrives is handed over before this one ends)
+                left = head.deadline - time.monotonic()
+                if w.conn.poll(max(0.0, min(left, 0.01) if len(held) < PREFETCH else left)):
+                    status, value = w.conn.recv()
+                    held.popleft()
+                    w.held = len(held)
+                    if status == "expired":  # past its deadline before the worker came to it
+                        head.future.set_exception(Overrun(waited=True))
+                        continue
+                    w.calls += 1
+                    if status == "ok":
+                        head.future.set_result(value)
+                    else:
+                        head.future.set_exception(value)
+                elif time.monotonic() >= head.deadline:  # past its budget: stopped with its worker
+                    with self._lock:
+                        self.stopped += 1
+                    held.popleft()
+                    head.future.set_exception(Overrun(waited=False))
+                    self._replace(w, list(held))
+                    return
+        except (EOFError, OSError) as exc:
+            if held:
+                held.popleft().future.set_exception(
+                    WorkerLost(f"a search worker ended during the query ({type(exc).__name__})"))
+            self._replace(w, list(held))
+
+    def _replace(self, w: _Worker, unstarted: list[_Job]) -> None:
+        """Kill ``w`` now, give back the jobs it had not started, and start another worker in its
+        place (in the background: a worker takes seconds to open its indexes)."""
         with self._lock:
             self._all.pop(w.number, None)
         w.kill()
+        self._give_back(unstarted)
 
         def start() -> None:
             if self._closed:
@@ -308,12 +400,13 @@ class WorkerPool:
                 if self._closed:
                     fresh.kill()
                     return
-                self._all[fresh.number] = fresh
                 self.replaced += 1
-            self._idle.put(fresh)
+            self._start(fresh)
 
-        threading.Thread(target=start, name="mathsearch-worker-start", daemon=True).start()
+        if not self._closed:
+            threading.Thread(target=start, name="mathsearch-worker-start", daemon=True).start()
 
+    # -- what /health shows ------------------------------------------------------------------------
     def pids(self) -> list[int]:
         with self._lock:
             return [w.pid for w in self._all.values()]
@@ -321,10 +414,12 @@ class WorkerPool:
     def stats(self) -> dict[str, Any]:
         with self._lock:
             alive = list(self._all.values())
+        with self._cond:
+            waiting = len(self._pending)
         mem = [m for w in alive if (m := memory_of(w.pid)) is not None]
         return {"workers": self.workers, "mode": "worker processes side by side", "alive": len(alive),
-                "busy": max(0, len(alive) - self._idle.qsize()), "stopped": self.stopped, "replaced": self.replaced,
-                "calls": sum(w.calls for w in alive),
+                "busy": sum(1 for w in alive if w.held), "waiting": waiting, "stopped": self.stopped,
+                "replaced": self.replaced, "calls": sum(w.calls for w in alive),
                 "memory": {"worker_rss": sum(m["rss"] for m in mem), "worker_pss": sum(m["pss"] for m in mem),
                            "worker_private": sum(m["private"] for m in mem)} if mem else None}
 
@@ -335,3 +430,9 @@ class WorkerPool:
             self._all.clear()
         for w in workers:
             w.kill()
+        with self._cond:
+            jobs, self._pending = list(self._pending), deque()
+            self._cond.notify_all()
+        for job in jobs:
+            if not job.started and job.future.set_running_or_notify_cancel():
+                job.future.set_exception(WorkerLost("the server is closing"))
