@@ -22,9 +22,9 @@ that the load of others on a shared machine falls on each alike; at most ``--max
 requests a turn): each
 request's latency, from the client's send to the last byte, and any status other than 200 (an
 error) are recorded, and the share of requests the cache answered (from /health).  The server's
-memory is sampled every 0.2 s from /proc: the peak of its processes' resident sets summed (RSS:
-a shared page counted once per process) and of their proportional sets (PSS: a shared page
-divided among its sharers, what the processes cost together).  Then, with no other load, page 2
+memory is sampled from /proc: the peak of its processes' resident sets summed (RSS, every 0.5 s:
+a shared page counted once per process) and of their proportional sets (PSS, every 2 s: a shared
+page divided among its sharers, what the processes cost together).  Then, with no other load, page 2
 of the first ``--page2`` queries of each task, each asked right after its page 1: its latency.
 
 Beside it, the CLI's latency: the same ``Searcher.search`` call that ``mathsearch search`` makes,
@@ -111,17 +111,20 @@ async def load(base: str, task: int, qs: list[str], clients: int, seconds: float
     return {"requests": len(latencies), "errors": errors, "wall": wall, "latencies": latencies}
 
 
-def memory(pid: int) -> tuple[int, int]:
-    """RSS and PSS in bytes of process ``pid`` and its children (a server and its workers)."""
+def rss(pid: int) -> int:
+    """Resident bytes of process ``pid`` (0 when gone), from /proc/PID/statm: cheap to read."""
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def pss(pid: int) -> int:
+    """Proportional bytes of process ``pid``: /proc/PID/smaps_rollup walks its page tables (costly)."""
     from mathsearch.web.workers import memory_of
 
-    rss = pss = 0
-    for p in [pid, *children(pid)]:
-        m = memory_of(p)
-        if m:
-            rss += m["rss"]
-            pss += m["pss"]
-    return rss, pss
+    m = memory_of(pid)
+    return m["pss"] if m else 0
 
 
 def children(pid: int) -> list[int]:
@@ -132,18 +135,23 @@ def children(pid: int) -> list[int]:
 
 
 class PeakMemory:
-    """The peak RSS and PSS of a process tree, sampled on a thread every ``every`` seconds."""
+    """The peak RSS (every ``every`` seconds) and PSS (every ``pss_every``: reading it stalls the
+    process a moment) of a process tree, summed over its processes, sampled on a thread."""
 
-    def __init__(self, pid: int, every: float = 0.2):
-        self.pid, self.every, self.rss, self.pss = pid, every, 0, 0
+    def __init__(self, pid: int, every: float = 0.5, pss_every: float = 2.0):
+        self.pid, self.every, self.pss_every, self.rss, self.pss = pid, every, pss_every, 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        last_pss = 0.0
         while not self._stop.wait(self.every):
-            rss, pss = memory(self.pid)
-            self.rss, self.pss = max(self.rss, rss), max(self.pss, pss)
+            tree = [self.pid, *children(self.pid)]
+            self.rss = max(self.rss, sum(rss(p) for p in tree))
+            if time.monotonic() - last_pss >= self.pss_every:
+                last_pss = time.monotonic()
+                self.pss = max(self.pss, sum(pss(p) for p in tree))
 
     def stop(self) -> None:
         self._stop.set()
@@ -252,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="of the side-by-side servers")
     ap.add_argument("--servers", default="single,workers,cached", help=f"of {', '.join(SERVERS)}, in this order")
     ap.add_argument("--page2", type=int, default=20, help="queries a task whose page 2 is timed after its page 1")
-    ap.add_argument("--rounds", type=int, default=3, help="turns the servers take at each task's load")
+    ap.add_argument("--rounds", type=int, default=6, help="turns the servers take at each task's load")
     args = ap.parse_args(argv)
     tasks = [int(t) for t in args.tasks.split(",")]
     servers = args.servers.split(",")
