@@ -370,14 +370,14 @@ class WorkerPool:
                     with self._lock:
                         self.stopped += 1
                     held.popleft()
+                    self._replace(w, list(held))  # (killed before the request hears of it)
                     head.future.set_exception(Overrun(waited=False))
-                    self._replace(w, list(held))
                     return
         except (EOFError, OSError) as exc:
-            if held:
-                held.popleft().future.set_exception(
-                    WorkerLost(f"a search worker ended during the query ({type(exc).__name__})"))
+            lost = held.popleft() if held else None
             self._replace(w, list(held))
+            if lost is not None:
+                lost.future.set_exception(WorkerLost(f"a search worker ended during the query ({type(exc).__name__})"))
 
     def _replace(self, w: _Worker, unstarted: list[_Job]) -> None:
         """Kill ``w`` now, give back the jobs it had not started, and start another worker in its
