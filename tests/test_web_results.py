@@ -32,7 +32,7 @@ def test_group_ids_keeps_rank_order_and_lone_ids():
 
 
 def test_answers_of_one_thread_are_one_entry_at_the_rank_of_the_best(searcher):
-    ranking, system = searcher.rank(HARMONIC, 1, k=DEPTH)
+    system, ranking = searcher.rank(HARMONIC, 1, k=DEPTH)
     ids = ranking.ordered()
     thread_of = searcher.ctx.store.thread_ids(ids)
     seen_threads: set[int] = set()
@@ -101,7 +101,7 @@ def test_a_bare_task2_formula_is_the_formula(client, sample_index):
 
 def test_decorating_part_of_a_ranking_gives_the_same_hits_at_the_same_ranks(searcher):
     whole = searcher.search(HARMONIC, 1, k=30).hits
-    ranking, _ = searcher.rank(HARMONIC, 1, k=30)
+    _, ranking = searcher.rank(HARMONIC, 1, k=30)
     assert searcher.decorate(ranking, 1, HARMONIC) == whole
     some = [str(whole[i].id) for i in (0, 7, 29)]
     assert searcher.decorate(ranking, 1, HARMONIC, some) == [whole[0], whole[7], whole[29]]

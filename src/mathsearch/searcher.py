@@ -139,14 +139,14 @@ class Searcher:
 
     def search(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
                tags: tuple[str, ...] = ()) -> SearchResult:
-        ranking, name = self.rank(query, task, system, k, tags)
-        return SearchResult(query, task, name, self.decorate(ranking, task, query))
+        name, ranking = self.rank(query, task, system, k, tags)
+        return SearchResult(query, task, name, self.hits(query, task, ranking, tags=tags))
 
     def rank(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
-             tags: tuple[str, ...] = ()) -> tuple[Ranking, str]:
-        """The system's best ``k`` hits of ``query``, undecorated, and the spec that ran: a page that
-        shows a few hits of a deep ranking decorates only those (:meth:`decorate`).  A Task 2 query
-        without delimiters is one formula (:func:`formula_query`)."""
+             tags: tuple[str, ...] = ()) -> tuple[str, Ranking]:
+        """The spec that ran and its best ``k`` hits, not yet decorated: what a server keeps to
+        answer the next pages of a query without searching again (:meth:`hits` and :meth:`decorate`
+        decorate them).  A Task 2 query without delimiters is one formula (:func:`formula_query`)."""
         if k < 1:
             raise InputError(f"the number of hits must be at least 1, not {k}")
         if not query.strip() or not query.replace("$", "").strip():
@@ -155,28 +155,59 @@ class Searcher:
         sys_obj = make_system(self.system_for(task, system))
         self.ctx.require(("store", *needs_of(sys_obj)))
         q = SearchQuery.from_text(formula_query(query) if task == 2 else query, tags=tags)
-        return top(sys_obj.search(self.ctx, q, k), k), spec(sys_obj)
+        return spec(sys_obj), top(sys_obj.search(self.ctx, q, k), k)
+
+    def hits(self, query: str, task: int, ranking: Ranking, start: int = 0, stop: int | None = None,
+             tags: tuple[str, ...] = ()) -> list[SearchHit]:
+        """Hits ``start:stop`` of ``ranking`` (ranked from ``start + 1``) decorated for a person:
+        one page of a search's hits is the same whether its ranking is new or kept."""
+        words = self._title_words(query, task, tags)
+        return self._decorate(ranking, task, query, words, start=start, stop=stop)
 
     def decorate(self, ranking: Ranking, task: int, query: str, only: Collection[str] | None = None) -> list[SearchHit]:
         """The hits of ``ranking`` as a person sees them (title, snippet, matched formulae), ranks
         counted over the whole ranking; with ``only``, just those ids are decorated."""
-        words = set(SearchQuery.from_text(formula_query(query) if task == 2 else query).bags.title_words)
-        return self._decorate(ranking, task, query, words, None if only is None else {str(i) for i in only})
+        words = self._title_words(query, task)
+        return self._decorate(ranking, task, query, words, only=None if only is None else {str(i) for i in only})
 
-    def answer(self, question: str, system: str | None = None, tags: tuple[str, ...] = ()) -> AnswerResult:
-        """One answer of at most 1,200 characters to ``question`` (text with ``$LaTeX$``), with its
-        sources: the Task 3 system ``system`` (default ``extract``) over this index."""
+    @staticmethod
+    def _title_words(query: str, task: int, tags: tuple[str, ...] = ()) -> set[str]:
+        return set(SearchQuery.from_text(formula_query(query) if task == 2 else query, tags=tags).bags.title_words)
+
+    def _answerer(self, system: str | None):
         from .systems.task3 import DEFAULT_SYSTEM as TASK3_DEFAULT
 
-        if not question.strip() or not question.replace("$", "").strip():
-            raise InputError("the question is empty; give words or a $formula$.")
         name = system or TASK3_DEFAULT
         cls = system_class(name.partition(":")[0])
         if cls.TASK != 3:
             raise InputError(f"system {cls.NAME} answers task {cls.TASK}; answering systems: {', '.join(system_names(3))}")
-        sys_obj = make_system(name)
+        return make_system(name)
+
+    def answer_base(self, system: str | None = None) -> str | None:
+        """The spec of the Task 1 ranking the Task 3 system ``system`` draws its answer from, where
+        it can be given that ranking (:meth:`answer`'s ``ranking``); else None."""
+        from .systems.task3 import base_system
+
+        sys_obj = self._answerer(system)
+        if not hasattr(sys_obj, "answer_from") or not hasattr(sys_obj, "base"):
+            return None
+        return spec(base_system(self.ctx, sys_obj.base))
+
+    def answer(self, question: str, system: str | None = None, tags: tuple[str, ...] = (),
+               ranking: Ranking | None = None) -> AnswerResult:
+        """One answer of at most 1,200 characters to ``question`` (text with ``$LaTeX$``), with its
+        sources: the Task 3 system ``system`` (default ``extract``) over this index.  ``ranking``:
+        the question's Task 1 ranking by :meth:`answer_base`, already made (a server keeps it), to
+        draw from instead of searching again."""
+        if not question.strip() or not question.replace("$", "").strip():
+            raise InputError("the question is empty; give words or a $formula$.")
+        sys_obj = self._answerer(system)
         self.ctx.require(("store", *needs_of(sys_obj)))
-        made = sys_obj.answer(self.ctx, SearchQuery.from_text(question, tags=tags))
+        q = SearchQuery.from_text(question, tags=tags)
+        if ranking is not None:
+            made = sys_obj.answer_from(self.ctx, q, [(d, ranking[d]) for d in ranking.ordered()])
+        else:
+            made = sys_obj.answer(self.ctx, q)
         store = self.ctx.store
         posts = store.posts(made.sources)
         threads = store.posts({p.thread_id for p in posts.values()})
@@ -188,12 +219,12 @@ class Searcher:
             sources.append(AnswerSource(int(sid), post.thread_id if post else None, title))
         return AnswerResult(question, spec(sys_obj), made.text, sources, made.mode, list(made.notes))
 
-    def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str],
-                  only: set[str] | None = None) -> list[SearchHit]:
+    def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str], *,
+                  only: set[str] | None = None, start: int = 0, stop: int | None = None) -> list[SearchHit]:
         store = self.ctx.store
         query_keys = {formula_key(latex) for latex in split_math(query)[1]} if task == 1 else set()
         hits = []
-        for rank, hit_id in enumerate(ranking.ordered(), 1):
+        for rank, hit_id in enumerate(ranking.ordered()[start:stop], start + 1):
             if only is not None and hit_id not in only:
                 continue
             anchor = None

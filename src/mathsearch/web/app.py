@@ -1,6 +1,6 @@
 """The FastAPI application of ``mathsearch serve``: pages and JSON API over one INDEX_DIR.
 
-    create_app(index_dir, pool_db=None) -> FastAPI
+    create_app(index_dir, pool_db=None, *, workers=0, queue=64, cache_entries=256) -> FastAPI
 
 Pages: ``/?q=...&task=1|2|3&page=N`` (search), ``/thread/{post_id}``, ``/formula?latex=...`` (or
 ``?id=``).  API (schema at ``/openapi.json``): ``/api/search``, ``/api/thread/{post_id}``,
@@ -8,14 +8,14 @@ Pages: ``/?q=...&task=1|2|3&page=N`` (search), ``/thread/{post_id}``, ``/formula
 of :mod:`mathsearch.web.assess` are mounted too.
 
 Every input is bounded (query length, page, page size, post id, formula length) and refused with
-a 4xx that says which bound; a query is given :data:`TIME_BUDGET` seconds and searches run one at
-a time (one Searcher, one set of open indexes, shared by every request).
+a 4xx that says which bound; a query is given :data:`TIME_BUDGET` seconds.  Searches run in
+``workers`` processes side by side (``mathsearch serve`` starts one per core), or with
+``workers=0`` one at a time in the server; a query's ranking is kept for its next pages
+(:mod:`.serving`: the cache, the budget, the bounded queue).
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,6 @@ from urllib.parse import urlencode
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -31,7 +30,6 @@ from pydantic import BaseModel, Field
 
 from ..browse import MAX_LATEX, formula_view, thread_of
 from ..errors import InputError, MathsearchError, NotFoundError
-from ..searcher import Searcher, group_by_visual_id
 from . import site
 from .render import (
     MATHJAX_DIR,
@@ -45,11 +43,12 @@ from .render import (
     post_html,
     text_html,
 )
-from .results import answer_view, results, results_view
+from .results import answer_view, results_view
+from .serving import DEFAULT_ENTRIES, DEFAULT_QUEUE, SearchService
 from .site import MAX_ECHO, public_message
+from .workers import MAX_PAGE
 
 MAX_QUERY = 1000  # characters of a query
-MAX_PAGE = 20
 MAX_SIZE = 50  # hits a page
 DEFAULT_SIZE = 10
 MAX_POST_ID = 2**53 - 1  # SQLite holds 64 bits, but a JSON number (a double) holds integers exactly only up to 2**53
@@ -176,6 +175,9 @@ class Health(BaseModel):
     status: str
     index: str
     counts: dict[str, Any]
+    searches: dict[str, Any] = Field(description="Workers (0: one at a time in the server), busy, queue bounds, "
+                                                 "searches stopped past their budget, workers' memory in bytes.")
+    cache: dict[str, Any] = Field(description="The result cache: entries kept, capacity, hits, misses, hit rate.")
 
 
 class Problem(BaseModel):
@@ -186,45 +188,6 @@ ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": Problem}, 404: {"model
 
 
 # -- the application -----------------------------------------------------------------------------
-class _Service:
-    """One Searcher for the whole server; calls run one at a time in a worker thread, each within
-    the time budget (the indexes and the SQLite connection are shared, not made for threads)."""
-
-    def __init__(self, index_dir: Path, budget: float):
-        self.searcher = Searcher(index_dir)
-        self.lock = threading.Lock()
-        self.budget = budget
-
-    async def call(self, fn, *args, **kwargs):
-        def locked():
-            with self.lock:
-                return fn(*args, **kwargs)
-
-        try:
-            return await asyncio.wait_for(run_in_threadpool(locked), self.budget)
-        except TimeoutError:
-            raise HTTPException(503, f"the query took longer than its {self.budget:g} s budget; "
-                                     "try fewer words or a shorter formula.") from None
-
-
-def _search(service: _Service, q: str, task: int, page: int, size: int) -> dict:
-    """The one search call under both the page and the API: hits of one page, Task 2's groups,
-    Task 3's answer."""
-    s = service.searcher
-    if task == 3:
-        made = s.answer(q)
-        return {"query": q, "task": 3, "system": made.system, "page": 1, "size": size, "hits": [], "groups": None,
-                "answer": {"text": made.text, "system": made.system, "mode": made.mode,
-                           "sources": [asdict(x) for x in made.sources]}, "next_page": None}
-    result = s.search(q, task, k=page * size)
-    hits = result.hits[(page - 1) * size : page * size]
-    more = len(result.hits) == page * size and page < MAX_PAGE
-    groups = [asdict(g) for g in group_by_visual_id(hits, s)] if task == 2 else None
-    return {"query": q, "task": task, "system": result.system, "page": page, "size": size,
-            "hits": [asdict(h) for h in hits], "groups": groups, "answer": None,
-            "next_page": page + 1 if more else None}
-
-
 def _thread_json(t) -> dict:
     def post(p) -> dict:
         return {"post_id": p.post.post_id, "post_type": p.post.post_type, "score": p.post.score,
@@ -247,21 +210,24 @@ def _href(path: str, **params: Any) -> str:
     return path + ("?" + urlencode(kept) if kept else "")
 
 
-def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = TIME_BUDGET) -> FastAPI:
+def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = TIME_BUDGET, workers: int = 0,
+               queue: int = DEFAULT_QUEUE, cache_entries: int = DEFAULT_ENTRIES) -> FastAPI:
     """The application over ``index_dir`` (opened on the first search); with ``pool_db`` the
-    assessment pages too.  Refuses to start without MathJax, naming the set-up command."""
+    assessment pages too.  ``workers`` search processes (started and their indexes opened before
+    this returns; 0: searches one at a time in the server), at most ``queue`` searches waiting
+    beyond them, ``cache_entries`` rankings kept.  Refuses to start without MathJax, naming the
+    set-up command."""
     index_dir = Path(index_dir)
     missing = math_missing()
     if missing:
         raise InputError(f"MathJax is not installed for the page ({', '.join(missing)} missing under "
                          f"{MATHJAX_DIR}): run `{SETUP_COMMAND}`.")
-    service = _Service(index_dir, budget)
-    service.searcher.ctx.store  # noqa: B018  (a folder that is no index is refused now, not at the first query)
+    service = SearchService(index_dir, workers=workers, queue=queue, cache_entries=cache_entries, budget=budget)
     # FastAPI's /docs and /redoc pages load from a CDN: /docs leads to the schema, /openapi.json, instead.
     app = FastAPI(title="mathsearch", version="1", docs_url=None, redoc_url=None, description=(
         "Math-aware search over an ARQMath / Math Stack Exchange collection: answers (Task 1), formulae "
         "(Task 2), one answer with its sources (Task 3). Queries are text with $LaTeX$ formulae."))
-    app.state.service = service
+    app.state.service = service  # its workers end with the server's process (service.close() ends them sooner)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
 
@@ -282,9 +248,8 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
     # -- JSON API ------------------------------------------------------------------------------
     @app.get("/health", response_model=Health, tags=["api"])
     async def health() -> dict:
-        """The server is up; what its index holds."""
-        counts = await service.call(lambda: service.searcher.ctx.store.counts())
-        return {"status": "ok", "index": index_dir.resolve().name, "counts": counts}
+        """The server is up; what its index holds (by its folder's name); its searches and result cache now."""
+        return {"status": "ok", "index": index_dir.resolve().name, "counts": service.counts(), **service.health()}
 
     @app.get("/api/search", response_model=SearchOut, responses=ERRORS, tags=["api"])
     async def api_search(
@@ -295,7 +260,7 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         size: int = Query(DEFAULT_SIZE, ge=1, le=MAX_SIZE, description="Hits a page."),
     ) -> dict:
         """One page of hits (Task 1, 2) or one answer with its sources (Task 3)."""
-        return await service.call(_search, service, q, task, page, size)
+        return await service.search(q, task, page, size)
 
     @app.get("/api/thread/{post_id}", response_model=ThreadOut, responses=ERRORS, tags=["api"])
     async def api_thread(post_id: int = PathParam(..., ge=0, le=MAX_POST_ID, description=f"A post id, {ID_BOUND}.")) -> dict:
@@ -340,14 +305,16 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
             if not q.strip():
                 return page(request, "search.html", **ctx)
             if t == 3:
-                found = await service.call(_search, service, q, t, n, DEFAULT_SIZE)
+                found = await service.search(q, t, n, DEFAULT_SIZE)
                 view = answer_view(found, q)
             else:  # one entry a thread (Task 1) or a formula (Task 2), counted
-                found = await service.call(results, service.searcher, q, t, n, max_page=MAX_PAGE)
+                found = await service.grouped(q, t, n)
                 view = results_view(found, q, t, n, ctx["details"])
         except (MathsearchError, HTTPException) as exc:
             ctx["error"] = public_message(str(getattr(exc, "detail", exc)), index_dir)
-            return page(request, "search.html", 400 if isinstance(exc, MathsearchError) else exc.status_code, **ctx)
+            shown = page(request, "search.html", 400 if isinstance(exc, MathsearchError) else exc.status_code, **ctx)
+            shown.headers.update(getattr(exc, "headers", None) or {})  # a 503's Retry-After
+            return shown
         return page(request, "search.html", **ctx, result=found, **view)
 
     @app.get("/thread/{post_id}", response_class=HTMLResponse, include_in_schema=False)

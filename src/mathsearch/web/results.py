@@ -19,12 +19,13 @@ from dataclasses import asdict
 from typing import Any
 from urllib.parse import urlencode
 
+from ..ranking import Ranking
 from ..searcher import Searcher, SearchHit, formula_query, group_by_visual_id
 from .render import formula_html, latex_code, marks_of, text_html
+from .workers import MAX_PAGE
 
 DEPTH = 1000  # hits ranked for a page: the count shown is "more than 1,000" past it
 GROUPS_A_PAGE = 10
-MAX_PAGE = 20
 MORE_SHOWN = 3  # the other hits of a group listed under it (the rest: its thread or formula page)
 
 
@@ -46,7 +47,14 @@ def group_ids(ids: list[str], key_of: Mapping[str, object]) -> list[list[str]]:
 def results(searcher: Searcher, q: str, task: int, page: int, per_page: int = GROUPS_A_PAGE,
             max_page: int = MAX_PAGE) -> dict:
     """One page of grouped results (Task 1: by thread; Task 2: by visual id) and the counts."""
-    ranking, system = searcher.rank(q, task, k=DEPTH)
+    system, ranking = searcher.rank(q, task, k=DEPTH)
+    return results_from(searcher, q, task, system, ranking, page, per_page, max_page)
+
+
+def results_from(searcher: Searcher, q: str, task: int, system: str, ranking: Ranking, page: int,
+                 per_page: int = GROUPS_A_PAGE, max_page: int = MAX_PAGE) -> dict:
+    """:func:`results` from a ranking :data:`DEPTH` deep already made (a server keeps it): the
+    next pages of a query group and decorate, they do not search again."""
     ids = ranking.ordered()
     store = searcher.ctx.store
     keys: Mapping[str, object] = store.thread_ids(ids) if task == 1 else store.visual_ids(ids)

@@ -151,11 +151,14 @@ class FormulaIndex:
             final = final + boost * bonus
         fids = np.where(picks >= 0, self.inst_formula[np.maximum(picks, 0)], -1)
         posts = np.where(picks >= 0, self.inst_post[np.maximum(picks, 0)], -1)
-        score_of = dict(zip(fids.tolist(), final.tolist(), strict=True))
+        # The cut takes the run's order: scores rounded as the run shows them, ties by id compared
+        # as text (as trec_eval and Ranking do, not as numbers), so the best k of a search are the
+        # first k of a deeper one (a server's kept ranking pages as a new search would).
+        score_of = {fid: round(s, 6) for fid, s in zip(fids.tolist(), final.tolist(), strict=True)}
         score_of.pop(-1, None)  # a formula without a question/answer instance (never retrievable)
         post_at = dict(zip(fids.tolist(), posts.tolist(), strict=True))
-        best = ranked(score_of)[:limit]
-        scored = {fid: round(score_of[fid], 6) for fid in best}
+        best = [int(f) for f in ranked({str(fid): s for fid, s in score_of.items()})[:limit]]
+        scored = {fid: score_of[fid] for fid in best}
         post_of = {fid: post_at[fid] for fid in best}
         if len(scored) < limit:
             for d, s in zip(docs.tolist(), scores.tolist(), strict=True):
