@@ -118,14 +118,17 @@ def check_optional_steps(optional: tuple[str, ...], encoder: str | None = None, 
 def build_index(
     collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False,
     optional: tuple[str, ...] = (), encoder: str | None = None, query_encoder: str | None = None,
-    shards: int = 1, ray: str | None = None,
+    shards: int = 1, ray: str | None = None, dense_plan: str = "auto", dense_budget: float = 60.0,
+    device: str = "auto",
 ) -> IndexCounts:
     """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
     unless ``store_only``, and the ``optional`` ones named (``("dense",)``, its vectors made by
     ``encoder``, default :data:`mathsearch.encoders.DEFAULT_ENCODER`; topics encoded by
     ``query_encoder`` when given, e.g. ``minilm`` for a static student of MiniLM).  ``shards`` > 1
     builds a sharded index and ``ray`` (an address, or ``local``) runs the steps as Ray tasks
-    (:func:`mathsearch.indexes.shards.build_partitioned`)."""
+    (:func:`mathsearch.indexes.shards.build_partitioned`).  ``dense_plan`` (auto, minilm, student),
+    ``dense_budget`` (minutes) and ``device`` (auto, cpu, cuda) choose how the vectors are made
+    (:mod:`.dense_plan`); long embeddings resume after an interruption (:mod:`.resume`)."""
     if (shards != 1 or ray is not None) and not store_only:
         from .shards import build_partitioned
 
@@ -136,6 +139,10 @@ def build_index(
     # Every check that can fail comes before the work, and nothing the user made is ever replaced.
     check_index_target(index_dir, files.root)
     check_optional_steps(optional, encoder, query_encoder)
+    if "dense" in optional:
+        from .dense_plan import check_dense_options
+
+        dense_plan = check_dense_options(dense_plan, dense_budget, device, encoder)
     cleaned = [(str(path), size) for path, size in clean_stale_builds(index_dir)]
     with atomic_directory(index_dir) as building:
         store_counts = build_store(files, building, progress)
@@ -145,16 +152,30 @@ def build_index(
             )
         counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
         counts.cleaned = cleaned
+        plan = None
+        if "dense" in optional and not store_only:  # chosen and said before the long steps
+            from ..encoders.device import choose_device
+            from .dense_plan import choose_plan
+
+            with Store.open(building) as store:
+                plan = choose_plan(store, dense_plan, dense_budget, encoder, query_encoder, choose_device(device))
         if not store_only:
             counts.indexes.update(_run_steps(INDEX_STEPS, building, progress))
             # Optional steps (dense vectors) use every core themselves: one after the other.
             for name in optional:
                 step = OPTIONAL_STEPS[name]
                 if name == "dense":
-                    step = partial(step, encoder=encoder, query_encoder=query_encoder)
+                    from .dense_plan import run_plan
+                    from .resume import resume_root
+
+                    step = partial(run_plan, plan=plan, resume=resume_root(index_dir))
                 counts.indexes.update(_run_steps([(name, step)], building, progress))
         counts.total_seconds = round(time.perf_counter() - started, 2)
         check_index_target(index_dir, files.root)  # again: the folder may have changed during the build
         read = {k: v for k, v in counts.as_json().items() if k not in ("indexes", "cleaned")}
         write_manifest(building, files.root, files.kind, {**read, **counts.indexes})
+    if "dense" in optional:
+        from .resume import remove_resume
+
+        remove_resume(index_dir)  # the index is complete: its resumable chunks are not needed any more
     return counts
