@@ -185,6 +185,8 @@ class RayEngine:
             opts: dict[str, Any] = {"name": f"mathsearch {task.key}"}
             if task.step == "dense" and task.of == 1:  # the one embedding of an unsharded index: every core
                 opts["num_cpus"] = max(1, int(ray.available_resources().get("CPU", 1)))
+            if task.step == "dense" and wants_gpu(task, ray.cluster_resources()):
+                opts["num_gpus"] = 1  # Ray hides the GPUs from a task that asked for none
             refs.append(self._step.options(**opts).remote(task, 1, marker))
         pending = list(refs)
         done = 0
@@ -211,6 +213,12 @@ class RayEngine:
         if self._owned:
             self._ray.shutdown()
             self._owned = False
+
+
+def wants_gpu(task: StepTask, resources: dict[str, float]) -> bool:
+    """An embedding task asks Ray for a GPU when its ``--device`` allows one (auto, cuda) and the
+    cluster has one; inside the task the encoder then sees it (:func:`mathsearch.encoders.device.choose_device`)."""
+    return str(task.options.get("device") or "auto") in ("auto", "cuda") and resources.get("GPU", 0) >= 1
 
 
 def make_engine(ray: str | None, num_cpus: int | None = None) -> Engine:

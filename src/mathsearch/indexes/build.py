@@ -36,11 +36,12 @@ def _text_step(building: Path, progress: Progress | None) -> dict:
 
 
 def _dense_step(building: Path, progress: Progress | None, encoder: str | None = None,
-                query_encoder: str | None = None) -> dict:
+                query_encoder: str | None = None, resume: str | None = None, device: str | None = None) -> dict:
     from .dense import build_dense_index
 
     with Store.open(building) as store:
-        return build_dense_index(store, building, progress, encoder=encoder, query_encoder=query_encoder)
+        return build_dense_index(store, building, progress, encoder=encoder, query_encoder=query_encoder,
+                                 resume=resume, device=device)
 
 
 def _formula_step(building: Path, progress: Progress | None) -> dict:
@@ -129,20 +130,24 @@ def build_index(
     (:func:`mathsearch.indexes.shards.build_partitioned`).  ``dense_plan`` (auto, minilm, student),
     ``dense_budget`` (minutes) and ``device`` (auto, cpu, cuda) choose how the vectors are made
     (:mod:`.dense_plan`); long embeddings resume after an interruption (:mod:`.resume`)."""
+    if "dense" in optional:
+        from .dense_plan import check_dense_options
+
+        dense_plan = check_dense_options(dense_plan, dense_budget, device, encoder)
     if (shards != 1 or ray is not None) and not store_only:
         from .shards import build_partitioned
 
+        if "dense" in optional and dense_plan not in ("auto", "minilm"):
+            raise InputError(f"--dense {dense_plan} is not available with --shards or --ray yet: train a student with "
+                             "`mathsearch train-encoder` and give it as --encoder NAME --query-encoder minilm "
+                             "(nothing was built).")
         return build_partitioned(collection_dir, index_dir, progress, shards=shards, ray=ray, optional=optional,
-                                 encoder=encoder, query_encoder=query_encoder)
+                                 encoder=encoder, query_encoder=query_encoder, device=device)
     started = time.perf_counter()
     files = detect_collection(collection_dir)
     # Every check that can fail comes before the work, and nothing the user made is ever replaced.
     check_index_target(index_dir, files.root)
     check_optional_steps(optional, encoder, query_encoder)
-    if "dense" in optional:
-        from .dense_plan import check_dense_options
-
-        dense_plan = check_dense_options(dense_plan, dense_budget, device, encoder)
     cleaned = [(str(path), size) for path, size in clean_stale_builds(index_dir)]
     with atomic_directory(index_dir) as building:
         store_counts = build_store(files, building, progress)

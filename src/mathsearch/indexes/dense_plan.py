@@ -154,6 +154,8 @@ def choose_plan(store, asked: str = "auto", budget_minutes: float = DEFAULT_BUDG
             why = ("--dense student" if asked == "student" else
                    f"MiniLM on every post would take {_minutes(minilm_seconds)} at {rate:,.1f} posts/s, over the "
                    f"{budget_minutes:g}-minute budget")
+            if teacher == MIN_TEACHER and teacher / rate + own > budget:
+                why += f" (the smallest teacher, {MIN_TEACHER:,} posts, does not fit it either at this rate)"
             plan = DensePlan("student", why, posts, None, "minilm", teacher_posts=teacher,
                              minilm_posts_per_second=round(rate, 2), estimated_seconds=round(teacher / rate + own, 1),
                              budget_minutes=budget_minutes, device=device)

@@ -66,7 +66,8 @@ def _duration(seconds: float) -> str:
     return f"{seconds} s"
 
 
-def _mark(root: Path) -> None:
+def mark(root: Path) -> None:
+    """Make ``root`` a resume folder of ours (what :func:`remove_resume` removes, and nothing else)."""
     root.mkdir(parents=True, exist_ok=True)
     mark = root / RESUME_MARK
     if not mark.exists():
@@ -109,7 +110,7 @@ class ChunkedEmbedding:
         return None
 
     def _save(self, i: int, ids: list[int], texts: list[str], vectors: np.ndarray) -> None:
-        _mark(self.root)
+        mark(self.root)
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = self.folder / f"{i:06d}.npz.tmp-{os.getpid()}"
         with open(tmp, "wb") as f:

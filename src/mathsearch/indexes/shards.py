@@ -808,6 +808,7 @@ def remove_partial(path: Path) -> None:
 def build_partitioned(
     collection_dir: str | Path, index_dir: str | Path, progress=None, *, shards: int = 1, ray: str | None = None,
     optional: tuple[str, ...] = (), encoder: str | None = None, query_encoder: str | None = None, engine=None,
+    device: str = "auto",
 ):
     """:func:`~mathsearch.indexes.build.build_index` with its steps run by an engine (Ray with
     ``ray``, see :mod:`mathsearch.distributed`) and, with ``shards`` > 1, a sharded index: the store
@@ -846,7 +847,12 @@ def build_partitioned(
                 raise InputError(f"{files.posts} holds no readable posts: nothing to index ({index_dir} was left as it was).")
             counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
             counts.cleaned = cleaned
-            dense_opts = {"encoder": encoder, "query_encoder": query_encoder}
+            from .resume import mark, resume_root
+
+            resume = resume_root(index_dir)  # the vectors of a killed task or build, read back by the next
+            if "dense" in optional:
+                mark(resume)
+            dense_opts = {"encoder": encoder, "query_encoder": query_encoder, "device": device, "resume": str(resume)}
             if shards == 1:
                 tasks = [StepTask(str(building), name) for name, _ in INDEX_STEPS]
                 tasks += [StepTask(str(building), name, options=dense_opts if name == "dense" else {}) for name in optional]
@@ -867,7 +873,8 @@ def build_partitioned(
                 shutil.rmtree(full)
                 tasks = [StepTask(str(d), name) for d in dirs for name, _ in INDEX_STEPS]
                 if "dense" in optional:  # each shard's posts embedded by the same encoder, one task a shard
-                    tasks += [StepTask(str(d), "dense", i, shards, options=dense_opts) for i, d in enumerate(dirs)]
+                    tasks += [StepTask(str(d), "dense", i, shards, options={**dense_opts, "resume": str(resume / d.name)})
+                              for i, d in enumerate(dirs)]
                 for task, (step_counts, seconds) in zip(tasks, engine.run(tasks, progress), strict=True):
                     mine = shard_counts[dirs.index(Path(task.path))]
                     step_counts = dict(step_counts)
@@ -901,4 +908,8 @@ def build_partitioned(
     finally:
         if own_engine:
             engine.close()
+    if "dense" in optional:
+        from .resume import remove_resume
+
+        remove_resume(index_dir)  # complete: the resumable chunks are not needed any more
     return counts
