@@ -208,6 +208,15 @@ def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base
         assert (target / "dense" / name).read_bytes() == (whole / "dense" / name).read_bytes(), name
     assert (json.loads((whole / "dense" / "manifest.json").read_text())["encoder"]["fingerprint"]
             == manifest["encoder"]["fingerprint"])
+    # the one command trains the student of the three-command recipe: a MiniLM index as teacher, then
+    # train-encoder's defaults (README's static row)
+    from mathsearch.encoders.train import TrainConfig, train
+    from mathsearch.store import Store
+
+    build_index(dump, tmp_path / "minilm", optional=("dense",), dense_plan="minilm")
+    with Store.open(tmp_path / "minilm") as store:
+        recipe = train(store, tmp_path / "recipe", "student", TrainConfig(), teacher_index=tmp_path / "minilm")
+    assert recipe["fingerprint"] == manifest["encoder"]["fingerprint"]
 
 
 def test_a_gpu_is_used_when_torch_sees_one_else_the_cpu_with_a_message(monkeypatch, capsys):
@@ -228,3 +237,24 @@ def test_a_gpu_is_used_when_torch_sees_one_else_the_cpu_with_a_message(monkeypat
     assert "torch sees no CUDA device here; the encoders run on the CPU" in capsys.readouterr().err
     with pytest.raises(Exception, match="--device 'gpu'"):
         device.choose_device("gpu")
+
+
+def test_sigterm_keeps_the_chunks_and_says_so(tmp_path):
+    import time
+
+    dump = make_dump(tmp_path / "dump")
+    target = tmp_path / "idx"
+    script = ("import sys\nimport mathsearch.indexes.resume as r\nr.SLOW_CHUNK = 2\nfrom mathsearch.cli import main\n"
+              f"sys.argv = ['mathsearch', 'index', {str(dump)!r}, '--index', {str(target)!r}, '--dense', 'minilm']\n"
+              "main()\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 600
+    while not list(resume_root(target).rglob("*.npz")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    kept = resume.kept_vectors(target)
+    assert kept >= 2 and f"kept {kept:,} posts' vectors in {resume_root(target)}" in " ".join(err.split())
+    assert not target.exists() and not list(tmp_path.glob(".idx.building-*"))  # the half-built folder, removed
