@@ -17,6 +17,7 @@ from typer.core import TyperCommand
 
 from ..indexes.build import build_index
 from ..indexes.mirmu import check_artifacts
+from ..indexes.resume import kept_vectors, resume_root
 from ._common import console as make_console
 from ._common import friendly_errors, print_json
 
@@ -87,12 +88,19 @@ def index(
 
         mirmu = tuple(dict.fromkeys(n.strip() for n in with_.split(",") if n.strip()))
         check_artifacts(mirmu)  # an unknown name or a missing extra: one sentence, before any work
-        counts = build_index(collection, index_dir, progress, store_only=store_only,
-                             optional=(("dense",) if dense or encoder is not None or query_encoder is not None else ())
-                             + mirmu,
-                             encoder=encoder,
-                             query_encoder=query_encoder, shards=shards, ray=ray, dense_plan=dense_plan,
-                             dense_budget=dense_budget, device=device)
+        try:
+            counts = build_index(collection, index_dir, progress, store_only=store_only,
+                                 optional=(("dense",) if dense or encoder is not None or query_encoder is not None else ())
+                                 + mirmu,
+                                 encoder=encoder,
+                                 query_encoder=query_encoder, shards=shards, ray=ray, dense_plan=dense_plan,
+                                 dense_budget=dense_budget, device=device)
+        except BaseException:  # Ctrl-C, SIGTERM, an error: say what the next run of this command resumes from
+            kept = kept_vectors(index_dir)
+            if kept:
+                console.print(f"kept {kept:,} posts' vectors in {resume_root(index_dir)}: the same command resumes "
+                              "from them", highlight=False, soft_wrap=True)
+            raise
     for folder, size in counts.cleaned:
         console.print(f"removed {folder} ({size / 2**20:,.1f} MiB), left by a build that did not finish",
                       highlight=False, soft_wrap=True)

@@ -179,6 +179,21 @@ class ChunkedEmbedding:
         return ids, vectors
 
 
+def kept_vectors(target: str | Path) -> int:
+    """Posts whose vectors the resume folder of ``target`` holds (what a next build reads back)."""
+    root = resume_root(target)
+    if not ours(root):
+        return 0
+    kept = 0
+    for path in root.rglob("*.npz"):
+        try:
+            with np.load(path) as saved:
+                kept += len(saved["ids"])
+        except (OSError, ValueError, KeyError, EOFError):
+            pass
+    return kept
+
+
 def remove_resume(target: str | Path) -> int:
     """Remove the resume folder of ``target`` once its build is complete: only the files this module
     writes, in a folder marked as ours, then the folders left empty.  Returns the files removed."""
