@@ -3,6 +3,7 @@
     python bench/bench_search.py --answers 100000 [--work /tmp/bench_search] [--systems ours:dense=False,bm25-answer]
     python bench/bench_search.py --index INDEX_DIR --systems ours,ours:dense=False   # an index built already
     python bench/bench_search.py --answers 100000 --encoder ENC --query-encoder minilm --systems ours,ours:dense=False
+    python bench/bench_search.py --answers 1400000 --dense --systems ours,ours:dense=False   # the plan index --dense picks
 
 Steps, each in its own process so that its peak memory (max RSS) is its own:
 1. ``bench/make_collection.py --answers N`` (skipped when the collection is already there);
@@ -33,10 +34,10 @@ BUILD = """
 import json, resource, sys, time
 from mathsearch.indexes.build import build_index
 t, c = time.perf_counter(), time.process_time()
-encoder, query_encoder = sys.argv[3] or None, sys.argv[4] or None
-optional = ("dense",) if encoder else ()
-counts = build_index(sys.argv[1], sys.argv[2], optional=optional, encoder=encoder or "minilm",
-                     query_encoder=query_encoder)
+encoder, query_encoder, plan, budget = sys.argv[3] or None, sys.argv[4] or None, sys.argv[5] or None, float(sys.argv[6])
+optional = ("dense",) if encoder or plan else ()
+counts = build_index(sys.argv[1], sys.argv[2], optional=optional, encoder=encoder if encoder or plan else "minilm",
+                     query_encoder=query_encoder, **({"dense_plan": plan, "dense_budget": budget} if plan else {}))
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers, "indexes": counts.indexes,
                   "cpu_seconds": time.process_time() - c + kids.ru_utime + kids.ru_stime,
@@ -89,16 +90,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rebuild", action="store_true", help="rebuild the index even when present")
     ap.add_argument("--encoder", default="", help="build dense vectors with this encoder (a name or folder)")
     ap.add_argument("--query-encoder", default="", help="encode topics with this encoder (e.g. minilm)")
+    ap.add_argument("--dense", nargs="?", const="auto", default="", metavar="PLAN",
+                    help="build dense vectors by the plan `mathsearch index --dense [PLAN]` chooses (auto, minilm, student)")
+    ap.add_argument("--dense-budget", type=float, default=60.0, help="minutes the dense part may take (--dense)")
     args = ap.parse_args(argv)
     collection = args.work / f"collection-{args.answers}"
-    tag = f"-{Path(args.encoder).name}" if args.encoder else ""
+    tag = f"-{Path(args.encoder).name}" if args.encoder else f"-dense-{args.dense}" if args.dense else ""
     index = args.index or args.work / f"index-{args.answers}{tag}"
     if args.index is None and not (collection / "Posts.V1.3.xml").is_file():
         subprocess.run([sys.executable, str(BENCH / "make_collection.py"), "--answers", str(args.answers),
                         "--out", str(collection)], check=True, stdout=subprocess.DEVNULL)
     build = None
     if args.index is None and (args.rebuild or not (index / "formula" / "manifest.json").is_file()):
-        build = _child(BUILD, str(collection), str(index), args.encoder, args.query_encoder)
+        build = _child(BUILD, str(collection), str(index), args.encoder, args.query_encoder, args.dense,
+                       str(args.dense_budget))
     sizes = {part.name: _size_mib(part) for part in sorted(index.iterdir())}
     print(f"index: {index}" if args.index else f"collection: {args.answers:,} answers ({collection})")
     if build:
@@ -106,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{build['cpu_seconds']:.1f} CPU s; peak RSS {build['peak_mib']:,.0f} MiB (main), "
               f"{build['child_peak_mib']:,.0f} MiB (largest child); steps: "
               + ", ".join(f"{k} {v:.1f} s" for k, v in build["indexes"].items() if k.endswith("seconds")))
+        plan = build["indexes"].get("dense_plan")
+        if plan:
+            print(f"dense plan: {plan['plan']} ({plan['reason']}); teacher posts {plan['teacher_posts']:,}, "
+                  f"MiniLM {plan['minilm_posts_per_second']} posts/s measured, rates {plan['rates']}")
     print("index size: " + ", ".join(f"{k} {v:,.1f} MiB" for k, v in sizes.items()))
     print()
     print("| task | system | topics | median ms | p95 ms | median CPU ms | p95 CPU ms | median vs first | peak RSS MiB |")

@@ -156,7 +156,7 @@ def test_train_command_refuses_a_place_that_is_not_for_an_encoder(tiny, tmp_path
                                       str(tmp_path / "enc"), "--teacher-index", str(tmp_path)])
     assert result.exit_code == 2 and "holds no dense vectors" in result.output, result.output
     # hard negatives without the term they join, or an index without a text index to mine them from
-    for extra, words in ((["--hard-negatives", "2"], "give it a weight with --contrastive"),
+    for extra, words in ((["--hard-negatives", "2", "--contrastive", "0"], "give it a weight with --contrastive"),
                          (["--hard-negatives", "2", "--contrastive", "0.3", "--index", str(tmp_path)], "has no text index"),
                          (["--links", "-1"], "must be at least 0"),
                          (["--bigrams", "-5"], "--bigrams must be at least 0")):

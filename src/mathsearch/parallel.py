@@ -153,9 +153,13 @@ def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = 
             try:
                 kind, payload = events.get(timeout=0.5)
             except queue.Empty:
-                if not proc.is_alive():
+                if proc.is_alive():
+                    continue
+                try:  # a child that sent its result and ended between the wait above and the check
+                    kind, payload = events.get(timeout=2.0)
+                except queue.Empty:
                     outcome[name] = ("error", MathsearchError(f"the {name} step stopped (exit code {proc.exitcode})"))
-                continue
+                    continue
             if kind == "progress":
                 if progress is not None:
                     progress(*payload)

@@ -14,13 +14,40 @@ from rich.progress import (
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
+from typer.core import TyperCommand
 
 from ..indexes.build import build_index
 from ..indexes.mirmu import check_artifacts
+from ..indexes.resume import kept_vectors, resume_root
 from ._common import console as make_console
 from ._common import friendly_errors, print_json
 
 DEFAULT_COLLECTION = Path("../shared/data/arqmath/collection")
+DENSE_PLANS = ("auto", "minilm", "student")
+
+
+def dense_values(args: list[str]) -> list[str]:
+    """``--dense`` alone is the auto plan; ``--dense minilm`` / ``--dense student`` (or ``--dense=...``)
+    force one: the value moves to the hidden ``--dense-plan`` (click has no option whose value may be
+    left out)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("--dense="):
+            out += ["--dense", "--dense-plan", arg.split("=", 1)[1]]
+        elif arg == "--dense" and i + 1 < len(args) and args[i + 1] in DENSE_PLANS:
+            out += ["--dense", "--dense-plan", args[i + 1]]
+            i += 1
+        else:
+            out.append(arg)
+        i += 1
+    return out
+
+
+class IndexCommand(TyperCommand):
+    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201 - click's signature
+        return super().parse_args(ctx, dense_values(list(args)))
 
 
 def index(
@@ -28,7 +55,14 @@ def index(
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="Where to build (replaced only when complete)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object of counts."),
     store_only: bool = typer.Option(False, "--store-only", help="Build the collection store only, no search indexes."),
-    dense: bool = typer.Option(False, "--dense", help="Also embed posts for dense retrieval (see --encoder)."),
+    dense: bool = typer.Option(False, "--dense", help="Also embed posts for dense retrieval: the plan chosen "
+                               "for --dense-budget (MiniLM on every post where that fits, else the static student "
+                               "taught by MiniLM); --dense minilm / --dense student force one, --encoder NAME another."),
+    dense_plan: str = typer.Option("auto", "--dense-plan", hidden=True),
+    dense_budget: float = typer.Option(60.0, "--dense-budget", metavar="MINUTES", help="Time the dense part may "
+                                       "take (estimated from MiniLM's measured rate on the first posts)."),
+    device: str = typer.Option("auto", "--device", help="Where MiniLM runs: auto (a CUDA GPU when torch sees "
+                               "one), cpu or cuda (the CPU, with a message, when there is none)."),
     encoder: str | None = typer.Option(None, "--encoder", help="Encoder of the dense vectors (implies --dense): "
                                        "minilm (default), static-minilm, or a trained encoder's name or folder."),
     query_encoder: str | None = typer.Option(None, "--query-encoder", help="Encoder of the topics when not --encoder "
@@ -55,11 +89,19 @@ def index(
 
         mirmu = tuple(dict.fromkeys(n.strip() for n in with_.split(",") if n.strip()))
         check_artifacts(mirmu)  # an unknown name or a missing extra: one sentence, before any work
-        counts = build_index(collection, index_dir, progress, store_only=store_only,
-                             optional=(("dense",) if dense or encoder is not None or query_encoder is not None else ())
-                             + mirmu,
-                             encoder=encoder,
-                             query_encoder=query_encoder, shards=shards, engine=_engine(ray))
+        try:
+            counts = build_index(collection, index_dir, progress, store_only=store_only,
+                                 optional=(("dense",) if dense or encoder is not None or query_encoder is not None else ())
+                                 + mirmu,
+                                 encoder=encoder,
+                                 query_encoder=query_encoder, shards=shards, engine=_engine(ray), dense_plan=dense_plan,
+                                 dense_budget=dense_budget, device=device)
+        except BaseException:  # Ctrl-C, SIGTERM, an error: say what the next run of this command resumes from
+            kept = kept_vectors(index_dir)
+            if kept:
+                console.print(f"kept {kept:,} posts' vectors in {resume_root(index_dir)}: the same command resumes "
+                              "from them", highlight=False, soft_wrap=True)
+            raise
     for folder, size in counts.cleaned:
         console.print(f"removed {folder} ({size / 2**20:,.1f} MiB), left by a build that did not finish",
                       highlight=False, soft_wrap=True)
@@ -93,4 +135,4 @@ def _engine(ray: str | None):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("index")(friendly_errors(index))
+    app.command("index", cls=IndexCommand)(friendly_errors(index))

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import typer
 
+from ..encoders.train import TrainConfig
 from ..errors import InputError
 from ._common import friendly_errors, print_json
+
+_RECIPE = TrainConfig()  # the measured recipe: every default below is its value
 
 
 def train_encoder(
@@ -15,16 +18,16 @@ def train_encoder(
     name: str = typer.Option(..., "--name", help="The encoder's name (saved under $MATHSEARCH_ENCODERS or ~/.cache/mathsearch/encoders)."),
     out: Path | None = typer.Option(None, "--out", help="Save into this folder instead of the encoders' home."),
     teacher_index: Path | None = typer.Option(None, "--teacher-index", help="Read MiniLM teacher vectors from this index (built with --dense --encoder minilm)."),
-    seed: int = typer.Option(13, "--seed"),
-    epochs: int = typer.Option(30, "--epochs"),
-    teacher_budget: int = typer.Option(30_000, "--teacher-budget", help="Posts the teacher embeds when no --teacher-index (22/s on 2 cores)."),
-    latex_vocab: int = typer.Option(1000, "--latex-vocab", help="LaTeX commands added as whole tokens."),
-    contrastive: float = typer.Option(0.0, "--contrastive", help="Weight of the question -> answer contrastive term."),
-    anchor: str = typer.Option("mixed", "--anchor", help="Question side of that term: student, teacher (MiniLM's vector, as topics are encoded; only questions it embedded) or mixed (MiniLM's where it has one)."),
-    links: float = typer.Option(0.0, "--links", help="Weight of a question <-> question term over the collection's duplicate and related links (0: off)."),
-    hard_negatives: int = typer.Option(0, "--hard-negatives", help="Per question of the question -> answer term, this many of its BM25 answers (from --index's text index, outside its thread) as negatives (0: off)."),
-    negative_depth: int = typer.Option(20, "--negative-depth", help="... drawn from its best this many by BM25."),
-    bigrams: int = typer.Option(0, "--bigrams", help="Hashed buckets for pairs of neighbouring word pieces, each a row of its own (0: off; README: 131072)."),
+    seed: int = typer.Option(_RECIPE.seed, "--seed"),
+    epochs: int = typer.Option(_RECIPE.epochs, "--epochs"),
+    teacher_budget: int = typer.Option(_RECIPE.teacher_budget, "--teacher-budget", help="Posts the teacher embeds when no --teacher-index (12-22/s on 2 cores)."),
+    latex_vocab: int = typer.Option(_RECIPE.latex_vocab, "--latex-vocab", help="LaTeX commands added as whole tokens."),
+    contrastive: float = typer.Option(_RECIPE.contrastive, "--contrastive", help="Weight of the question -> answer contrastive term."),
+    anchor: str = typer.Option(_RECIPE.anchor, "--anchor", help="Question side of that term: student, teacher (MiniLM's vector, as topics are encoded; only questions it embedded) or mixed (MiniLM's where it has one)."),
+    links: float = typer.Option(_RECIPE.links, "--links", help="Weight of a question <-> question term over the collection's duplicate and related links (0: off)."),
+    hard_negatives: int = typer.Option(_RECIPE.hard_negatives, "--hard-negatives", help="Per question of the question -> answer term, this many of its BM25 answers (from --index's text index, outside its thread) as negatives (0: off)."),
+    negative_depth: int = typer.Option(_RECIPE.negative_depth, "--negative-depth", help="... drawn from its best this many by BM25."),
+    bigrams: int = typer.Option(_RECIPE.bigrams, "--bigrams", help="Hashed buckets for pairs of neighbouring word pieces, each a row of its own (0: off; README: 131072)."),
 ) -> None:
     """Train a static encoder on INDEX_DIR's posts with MiniLM as teacher; print its encoder.json."""
     from ..encoders import encoder_home

@@ -87,6 +87,8 @@ class RayEngine:
             opts: dict[str, Any] = {"name": f"mathsearch {task.key}"}
             if task.all_cores:  # e.g. the one embedding of an unsharded index
                 opts["num_cpus"] = max(1, int(ray.available_resources().get("CPU", 1)))
+            if wants_gpu(task, ray.cluster_resources()):
+                opts["num_gpus"] = 1  # Ray hides the GPUs from a task that asked for none
             refs.append(self._step.options(**opts).remote(task, 1, marker))
         pending = list(refs)
         done = 0
@@ -113,6 +115,12 @@ class RayEngine:
         if self._owned:
             self._ray.shutdown()
             self._owned = False
+
+
+def wants_gpu(task: Task, resources: dict[str, float]) -> bool:
+    """A task asks Ray for a GPU when it may use one (its ``may_use_gpu``, e.g. an embedding whose
+    ``--device`` allows one) and the cluster has one."""
+    return bool(getattr(task, "may_use_gpu", False)) and resources.get("GPU", 0) >= 1
 
 
 def make_engine(ray: str | None, num_cpus: int | None = None) -> Engine:

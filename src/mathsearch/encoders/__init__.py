@@ -124,14 +124,16 @@ def encoder_info(name: str) -> dict[str, Any]:
     return dict(BUILTIN_INFO[kind])
 
 
-def load_encoder(name: str) -> Encoder:
-    """The encoder, loaded (quietly: no progress bars on stderr)."""
+def load_encoder(name: str, device: str | None = None) -> Encoder:
+    """The encoder, loaded (quietly: no progress bars on stderr).  ``device`` (auto, cpu, cuda; default
+    cpu): where MiniLM runs (:func:`.device.choose_device`; static encoders are numpy, on the CPU)."""
     check_encoder(name)
     kind, folder = resolve(name)
     if kind == "minilm":
         from .builtin import MiniLMEncoder
+        from .device import choose_device
 
-        return MiniLMEncoder()
+        return MiniLMEncoder(device=choose_device(device or "cpu"))
     if kind == "static-minilm":
         from .builtin import distilled_static
 

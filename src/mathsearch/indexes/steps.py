@@ -38,11 +38,12 @@ def _text_step(building: Path, progress: Progress | None) -> dict:
 
 
 def _dense_step(building: Path, progress: Progress | None, encoder: str | None = None,
-                query_encoder: str | None = None) -> dict:
+                query_encoder: str | None = None, resume: str | None = None, device: str | None = None) -> dict:
     from .dense import build_dense_index
 
     with Store.open(building) as store:
-        return build_dense_index(store, building, progress, encoder=encoder, query_encoder=query_encoder)
+        return build_dense_index(store, building, progress, encoder=encoder, query_encoder=query_encoder,
+                                 resume=resume, device=device)
 
 
 def _formula_step(building: Path, progress: Progress | None) -> dict:
@@ -96,7 +97,7 @@ class StepTask:
     shard: int = 0
     of: int = 1
     full: str = ""
-    options: dict[str, Any] = field(default_factory=dict)  # dense: encoder, query_encoder
+    options: dict[str, Any] = field(default_factory=dict)  # dense: encoder, query_encoder, resume, device
 
     @property
     def key(self) -> str:
@@ -106,6 +107,12 @@ class StepTask:
     def all_cores(self) -> bool:
         """The one embedding of an unsharded index uses every core (the encoder does); a shard's, one."""
         return self.step == "dense" and self.of == 1
+
+    @property
+    def may_use_gpu(self) -> bool:
+        """An embedding whose ``--device`` allows a GPU (auto, cuda): an engine gives it one where it
+        has one (:func:`mathsearch.encoders.device.choose_device` then sees it inside the task)."""
+        return self.step == "dense" and str(self.options.get("device") or "auto") in ("auto", "cuda")
 
     def run(self, workers: int = 1) -> dict:
         """Do the step (its analysis spread over ``workers`` processes); return its counts."""

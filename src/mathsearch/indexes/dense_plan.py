@@ -1,0 +1,261 @@
+"""Which dense vectors a build makes (``mathsearch index --dense``): the plan, chosen before any
+embedding, said with its reason and estimated time, and recorded in the index's manifest.
+
+* ``minilm``: MiniLM embeds every post: the best vectors measured, at ~12 posts per CPU second
+  here; chosen where that fits the time budget (``--dense-budget``, minutes for the dense part):
+  small collections, or a GPU.
+* ``student``: the measured full-size recipe in the same command.  MiniLM embeds a seeded sample of
+  the posts as teacher (as many as the budget allows, at least :data:`MIN_TEACHER`), a static
+  student trains on them with :class:`~mathsearch.encoders.train.TrainConfig`'s defaults (the
+  README's static row), then encodes every post (thousands a second); topics are encoded by MiniLM.
+* ``encoder``: ``--encoder NAME`` (and ``--query-encoder``) as given.
+
+The MiniLM rate is measured on the collection's first posts (:data:`PROBE_POSTS`) on the device the
+build will use.  Every long part writes into the resume folder beside the target
+(:mod:`.resume`): the teacher's and the student's vectors chunk by chunk, the trained student
+itself, so a build stopped at any point resumes where it was.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .resume import ChunkedEmbedding, chunk_size, say
+
+PLANS = ("auto", "minilm", "student")
+DEFAULT_BUDGET_MINUTES = 60.0
+MIN_TEACHER = 20_000  # the teacher of today's recipe (README: more helps only slowly)
+PROBE_POSTS = 128  # timed after a warm-up batch of 16
+# The student's own costs, measured on this machine's two cores (README): training ~5.5 min at 2.4M
+# posts, reading them included; encoding ~4,000 posts a second (2,000 per CPU second).
+TRAIN_SECONDS_PER_POST = 330 / 2_400_000
+STUDENT_POSTS_PER_SECOND = 4_000.0
+
+
+@dataclass
+class DensePlan:
+    plan: str  # minilm | student | encoder
+    reason: str
+    posts: int
+    encoder: str | None = None
+    query_encoder: str | None = None
+    teacher_posts: int = 0
+    minilm_posts_per_second: float | None = None
+    estimated_seconds: float | None = None
+    budget_minutes: float = DEFAULT_BUDGET_MINUTES
+    device: str = "cpu"
+    rates: dict[str, float] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def line(self) -> str:
+        eta = f", about {_minutes(self.estimated_seconds)}" if self.estimated_seconds is not None else ""
+        what = {"minilm": f"MiniLM on every post ({self.posts:,})",
+                "student": f"the static student: MiniLM teaches on {self.teacher_posts:,} of {self.posts:,} posts, "
+                           "the student encodes every post, MiniLM the topics",
+                "encoder": f"encoder {self.encoder} on every post ({self.posts:,})"
+                           + (f", topics by {self.query_encoder}" if self.query_encoder else "")}[self.plan]
+        return f"dense plan: {what}{eta} on {self.device}; {self.reason}"
+
+
+def _minutes(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds >= 5400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{max(seconds / 60, 0.1):.1f} min" if seconds < 600 else f"{seconds / 60:.0f} min"
+
+
+def check_plan(plan: str | None, budget_minutes: float) -> str:
+    plan = (plan or "auto").strip().lower()
+    if plan not in PLANS:
+        raise InputError(f"--dense {plan!r}: give one of {', '.join(PLANS)} (or --encoder NAME).")
+    if not budget_minutes > 0:
+        raise InputError(f"--dense-budget must be a number of minutes above 0, not {budget_minutes}.")
+    return plan
+
+
+def check_dense_options(plan: str | None, budget_minutes: float, device: str | None, encoder: str | None) -> str:
+    """Every dense option checked before any work (the plan's name, the budget, the device, the
+    student's extras); the plan's name, normalised."""
+    from ..encoders import check_encoder
+    from ..encoders.device import check_device
+
+    plan = check_plan(plan, budget_minutes)
+    check_device(device)
+    if encoder is not None and plan != "auto":
+        raise InputError(f"--dense {plan} and --encoder {encoder} name two plans: give one (nothing was built).")
+    if encoder is None:
+        try:
+            check_encoder("minilm")  # the teacher, or the encoder, and the rate probe
+            if plan != "minilm":  # the student may be chosen: its start is MiniLM distilled by model2vec
+                check_encoder("static-minilm")
+        except InputError as exc:
+            raise InputError(f"--dense: {exc} (nothing was built)") from None
+    return plan
+
+
+def measure_minilm(texts: list[str], device: str) -> tuple[float, Any]:
+    """MiniLM's posts per second on ``texts`` (a warm-up batch first), and the loaded encoder."""
+    from ..encoders.builtin import MiniLMEncoder
+
+    model = MiniLMEncoder(device=device)
+    model.encode(texts[:16], stage="probe")
+    probe = texts[16 : 16 + PROBE_POSTS] or texts[:PROBE_POSTS]
+    started = time.perf_counter()
+    model.encode(probe, stage="probe")
+    return len(probe) / max(time.perf_counter() - started, 1e-9), model
+
+
+def first_passages(store, n: int) -> list[str]:
+    from .dense import iter_passages
+
+    out = []
+    for _, _, text, _ in iter_passages(store):
+        out.append(text)
+        if len(out) >= n:
+            break
+    return out
+
+
+def choose_plan(store, asked: str = "auto", budget_minutes: float = DEFAULT_BUDGET_MINUTES,
+                encoder: str | None = None, query_encoder: str | None = None, device: str = "cpu",
+                rate: float | None = None, quiet: bool = False) -> DensePlan:
+    """The plan for ``store``'s posts (see the module).  ``rate``: MiniLM's posts per second, measured
+    on the first posts when not given.  Says the plan on stderr unless ``quiet``."""
+    asked = check_plan(asked, budget_minutes)
+    counts = store.counts()
+    posts = int(counts.get("questions", 0)) + int(counts.get("answers", 0))
+    budget = budget_minutes * 60
+    if encoder is not None and encoder != "minilm":
+        plan = DensePlan("encoder", "--encoder named it", posts, encoder, query_encoder, budget_minutes=budget_minutes,
+                         device=device)
+    else:
+        if rate is None:
+            rate, _ = measure_minilm(first_passages(store, 16 + PROBE_POSTS), device)
+        minilm_seconds = posts / rate
+        fits = minilm_seconds <= budget
+        if encoder == "minilm" or asked == "minilm" or (asked == "auto" and fits):
+            why = ("--encoder minilm" if encoder == "minilm" else "--dense minilm" if asked == "minilm" else
+                   f"it fits the {budget_minutes:g}-minute budget at {rate:,.1f} posts/s")
+            plan = DensePlan("minilm", why, posts, "minilm", query_encoder, minilm_posts_per_second=round(rate, 2),
+                             estimated_seconds=round(minilm_seconds, 1), budget_minutes=budget_minutes, device=device)
+        else:
+            own = posts * (TRAIN_SECONDS_PER_POST + 1 / STUDENT_POSTS_PER_SECOND)
+            teacher = int(min(posts, max(MIN_TEACHER, rate * (budget - own))))
+            why = ("--dense student" if asked == "student" else
+                   f"MiniLM on every post would take {_minutes(minilm_seconds)} at {rate:,.1f} posts/s, over the "
+                   f"{budget_minutes:g}-minute budget")
+            if teacher == MIN_TEACHER and teacher / rate + own > budget:
+                why += f" (the smallest teacher, {MIN_TEACHER:,} posts, does not fit it either at this rate)"
+            plan = DensePlan("student", why, posts, None, "minilm", teacher_posts=teacher,
+                             minilm_posts_per_second=round(rate, 2), estimated_seconds=round(teacher / rate + own, 1),
+                             budget_minutes=budget_minutes, device=device)
+    if not quiet:
+        say(plan.line())
+    return plan
+
+
+def teacher_positions(n: int, budget: int, seed: int) -> np.ndarray:
+    """Positions (into the posts as :func:`mathsearch.encoders.train.posts_of` lists them) the teacher
+    embeds: every post when they are at most ``budget``, else a seeded, sorted choice of ``budget``."""
+    if n <= budget:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, budget, replace=False))
+
+
+def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed: int, device: str,
+                  progress=None) -> dict[str, Any]:
+    """MiniLM's vectors of the teacher's posts, written as a dense index under ``folder`` (what
+    ``train(teacher_index=...)`` reads), chunk by chunk into ``resume``."""
+    from ..encoders.builtin import MiniLMEncoder
+    from ..encoders.train import posts_of
+    from .dense import DENSE_DIR
+
+    ids, texts, parent = posts_of(store)
+    chosen = teacher_positions(len(ids), positions_budget, seed)
+    model = MiniLMEncoder(device=device)
+    root = folder / DENSE_DIR
+    root.mkdir(parents=True, exist_ok=True)
+    n_questions = len(ids) - len(parent)
+    counts = {"resumed": 0, "encoded": 0}
+    for part, key, mine in (("questions", "question_ids", chosen[chosen < n_questions]),
+                            ("answers", "answer_ids", chosen[chosen >= n_questions])):
+        chunks = ChunkedEmbedding(resume, "teacher-minilm-v1", part, chunk_size("minilm"))
+        got, vectors = chunks.embed(model, ((ids[k], texts[k]) for k in mine.tolist()), len(mine), f"teacher {part}",
+                                    progress)
+        np.save(root / f"{part}.npy", vectors)
+        np.save(root / f"{key}.npy", np.asarray(got, dtype=np.int64))
+        counts["resumed"] += chunks.resumed
+        counts["encoded"] += chunks.encoded
+    (root / "manifest.json").write_text(json.dumps({"encoder": {"name": "minilm", "kind": "minilm", "version": 1},
+                                                    "teacher_posts": len(chosen)}))
+    return {"teacher_posts": len(chosen), "teacher_resumed_posts": counts["resumed"],
+            "teacher_encoded_posts": counts["encoded"], "teacher_device": model.device}
+
+
+def _student_ready(folder: Path, config, posts: int) -> bool:
+    """A student trained by an earlier, interrupted run of the same plan (complete: encoder.json is
+    written last) on the same posts with the same config."""
+    try:
+        info = json.loads((folder / "encoder.json").read_text())
+    except (OSError, ValueError):
+        return False
+    wanted = asdict(config)
+    return (info.get("trained_on", {}).get("posts") == posts
+            and all(info.get("config", {}).get(k) == v for k, v in wanted.items()))
+
+
+def run_plan(building: Path, progress=None, plan: DensePlan | None = None, resume: str | Path | None = None) -> dict:
+    """The dense step of a build: ``plan``'s vectors into ``building/dense`` (counts for the manifest)."""
+    from ..store import Store
+    from .dense import build_dense_index
+
+    assert plan is not None
+    resume = Path(resume) if resume is not None else None
+    out: dict[str, Any] = {}
+    with Store.open(building) as store:
+        if plan.plan != "student":
+            out.update(build_dense_index(store, building, progress, encoder=plan.encoder, query_encoder=plan.query_encoder,
+                                         resume=resume, device=plan.device))
+        else:
+            out.update(_student(store, building, progress, plan, resume or building / ".resume"))
+    out["dense_plan"] = plan.as_json()
+    return out
+
+
+def _student(store, building: Path, progress, plan: DensePlan, resume: Path) -> dict:
+    from ..encoders.train import TrainConfig, train
+    from .dense import build_dense_index
+
+    config = TrainConfig(teacher_budget=max(1, plan.teacher_posts))
+    started = time.perf_counter()
+    teacher = embed_teacher(store, resume / "teacher", resume, config.teacher_budget, config.seed, plan.device, progress)
+    teacher_seconds = time.perf_counter() - started
+    student = resume / "student"
+    started = time.perf_counter()
+    reused = _student_ready(student, config, plan.posts)
+    if reused:
+        say(f"dense plan: the student trained by an interrupted build is reused ({student})")
+    else:
+        train(store, student, "student", config, teacher_index=resume / "teacher",
+              source="mathsearch index --dense student", progress=progress)
+    train_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    out = build_dense_index(store, building, progress, encoder=str(student), query_encoder="minilm", resume=resume)
+    rate = plan.posts / max(time.perf_counter() - started, 1e-9)
+    out.update(teacher)
+    out.update({"teacher_seconds": round(teacher_seconds, 1), "train_seconds": round(train_seconds, 1),
+                "student_reused": reused, "student_posts_per_second": round(rate, 1)})
+    plan.rates["student_posts_per_second"] = round(rate, 1)
+    if teacher["teacher_encoded_posts"]:
+        plan.rates["teacher_posts_per_second"] = round(teacher["teacher_encoded_posts"] / max(teacher_seconds, 1e-9), 2)
+    return out

@@ -1,0 +1,260 @@
+"""Long embeddings survive ``kill -9``: the vectors go to disk chunk by chunk, beside the target, and
+the same build resumes where it stopped (nothing embedded twice, the same bytes in the end); the
+dense plan is chosen and said before the work; the student plan builds in one command; a GPU is
+used when torch sees one, else the CPU with a message."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO
+from test_dense_recipe import small_base  # noqa: F401  (a fixture)
+from test_search_golden import make_dump
+
+from mathsearch.encoders.builtin import MiniLMEncoder
+from mathsearch.indexes import resume
+from mathsearch.indexes.build import build_index
+from mathsearch.indexes.resume import resume_root
+
+VECTOR_FILES = ("questions.npy", "question_ids.npy", "answers.npy", "answer_ids.npy")
+
+
+def _killed_build(dump: Path, target: Path, after: int, plan: str, only: str = "", env: dict | None = None) -> None:
+    """``build_index`` in a child process that kills itself (SIGKILL) once ``after`` chunks whose
+    folder holds ``only`` are on disk: a ``kill -9`` half way through the embedding."""
+    script = f"""
+import os, signal
+import mathsearch.indexes.resume as r
+r.SLOW_CHUNK = 2
+saved = r.ChunkedEmbedding._save
+n = [0]
+def save(self, *a):
+    saved(self, *a)
+    if {only!r} in str(self.folder):
+        n[0] += 1
+        if n[0] == {after}:
+            os.kill(os.getpid(), signal.SIGKILL)
+r.ChunkedEmbedding._save = save
+from mathsearch.indexes.build import build_index
+build_index({str(dump)!r}, {str(target)!r}, optional=("dense",), dense_plan={plan!r})
+"""
+    environment = {**os.environ, "PYTHONPATH": str(REPO / "src"), **(env or {})}
+    done = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, timeout=900)
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
+
+
+@pytest.fixture()
+def counted(monkeypatch):
+    """Posts MiniLM embeds into the index's chunks (the plan's rate probe aside), and small chunks."""
+    seen: list[str] = []
+    encode = MiniLMEncoder.encode
+
+    def counting(self, texts, progress=None, stage="dense"):
+        if stage.startswith(("dense", "teacher")):
+            seen.extend(texts)
+        return encode(self, texts, progress, stage)
+
+    monkeypatch.setattr(MiniLMEncoder, "encode", counting)
+    monkeypatch.setattr(resume, "SLOW_CHUNK", 2)
+    return seen
+
+
+def test_a_killed_minilm_embedding_resumes_where_it_stopped(tmp_path, counted, capfd):
+    dump = make_dump(tmp_path / "dump")
+    target = tmp_path / "idx"
+    # 5 questions in chunks of 2, 2, 1, then the 7 answers' first chunk of 2: killed after that one
+    _killed_build(dump, target, after=4, plan="minilm")
+    assert not target.exists()
+    chunks = sorted(p.relative_to(resume_root(target)).as_posix() for p in resume_root(target).rglob("*.npz"))
+    assert chunks == ["minilm-v1/answers/000000.npz", *(f"minilm-v1/questions/00000{i}.npz" for i in range(3))]
+
+    counts = build_index(dump, target, optional=("dense",), dense_plan="minilm")
+    assert counts.indexes["dense_resumed_posts"] == 7 and counts.indexes["dense_encoded_posts"] == 5
+    assert len(counted) == 5  # the 5 answers not on disk, each once
+    err = capfd.readouterr().err
+    assert "dense questions: resumed all 5" in err and "dense answers: resumed 2 of 7" in err
+    assert "dense plan: MiniLM on every post (12)" in err and "--dense minilm" in err
+    assert not resume_root(target).exists()  # removed once the index was complete
+    assert [c for c in counts.cleaned if ".idx.building-" in c[0]]  # the killed build's folder, removed
+
+    counted.clear()
+    whole = tmp_path / "whole"
+    build_index(dump, whole, optional=("dense",), dense_plan="minilm")  # never interrupted
+    assert len(counted) == 12
+    for name in (*VECTOR_FILES, "manifest.json"):
+        assert (target / "dense" / name).read_bytes() == (whole / "dense" / name).read_bytes(), name
+    manifest = json.loads((target / "mathsearch-index.json").read_text())
+    plan = manifest["counts"]["dense_plan"]
+    assert plan["plan"] == "minilm" and plan["posts"] == 12 and plan["minilm_posts_per_second"] > 0
+
+
+def test_a_chunk_that_no_longer_matches_is_embedded_again(tmp_path, counted):
+    from mathsearch.indexes.resume import ChunkedEmbedding
+
+    class Model:
+        dim = 3
+
+        def encode(self, texts, progress=None, stage=""):
+            counted.extend(texts)
+            return np.asarray([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
+
+    pairs = [(i, f"post {i}") for i in range(5)]
+    first = ChunkedEmbedding(tmp_path, "m/v1", "answers", 2)
+    ids, vectors = first.embed(Model(), pairs, 5, "dense answers")
+    assert ids == list(range(5)) and first.encoded == 5 and len(counted) == 5
+    changed = [(0, "post 0"), (1, "post 1"), (2, "post two"), (3, "post 3"), (4, "post 4")]
+    again = ChunkedEmbedding(tmp_path, "m/v1", "answers", 2)
+    ids2, vectors2 = again.embed(Model(), changed, 5, "dense answers")
+    # the first chunk is kept; the second's passage changed, so it and every later chunk are made again
+    assert again.resumed == 2 and again.encoded == 3 and ids2 == ids
+    assert vectors2[2, 0] == len("post two") and np.array_equal(vectors2[:2], vectors[:2])
+    other = ChunkedEmbedding(tmp_path, "other/v1", "answers", 2)  # another encoder never reads them
+    other.embed(Model(), pairs, 5, "dense answers")
+    assert other.resumed == 0
+
+
+def test_only_what_the_build_wrote_is_removed(tmp_path):
+    target = tmp_path / "idx"
+    root = resume_root(target)
+    (root / "minilm-v1" / "answers").mkdir(parents=True)
+    (root / "minilm-v1" / "answers" / "000000.npz").write_bytes(b"x")
+    assert resume.remove_resume(target) == 0 and root.exists()  # no mark: not ours, untouched
+    (root / resume.RESUME_MARK).write_text("")
+    (root / "notes.txt").write_text("mine")
+    assert resume.remove_resume(target) == 2
+    assert sorted(p.name for p in root.rglob("*")) == ["notes.txt"]
+
+
+def test_the_plan_is_chosen_from_the_measured_rate_and_the_budget():
+    from mathsearch.indexes.dense_plan import MIN_TEACHER, choose_plan
+
+    class Counts:
+        def __init__(self, questions, answers):
+            self.c = {"questions": questions, "answers": answers}
+
+        def counts(self):
+            return self.c
+
+    sample = choose_plan(Counts(2_769, 3_395), rate=12.0, quiet=True)
+    assert sample.plan == "minilm" and sample.estimated_seconds == pytest.approx(6_164 / 12, abs=0.1)
+    full = choose_plan(Counts(1_000_000, 1_400_000), rate=12.0, quiet=True)
+    assert full.plan == "student" and full.query_encoder == "minilm" and full.encoder is None
+    assert MIN_TEACHER < full.teacher_posts < 60 * 60 * 12  # as many as the budget allows, beside the student's own time
+    assert full.estimated_seconds <= 60 * 60 + 1
+    assert choose_plan(Counts(1_000_000, 1_400_000), rate=2_000.0, quiet=True).plan == "minilm"  # a GPU's rate
+    slow = choose_plan(Counts(1_000_000, 1_400_000), rate=1.0, quiet=True)
+    assert slow.teacher_posts == MIN_TEACHER  # never fewer than today's recipe, whatever the estimate
+    assert choose_plan(Counts(10, 10), "student", rate=100.0, quiet=True).teacher_posts == 20  # every post
+    assert choose_plan(Counts(10, 10), encoder="some-student", rate=None, quiet=True).plan == "encoder"  # no probe
+
+
+def test_dense_options_are_refused_before_any_work(tmp_path):
+    from typer.testing import CliRunner
+
+    from mathsearch.cli import app
+    from mathsearch.cli.index_cmd import dense_values
+
+    assert dense_values(["c", "--dense", "student", "--json"]) == ["c", "--dense", "--dense-plan", "student", "--json"]
+    assert dense_values(["c", "--dense", "--json"]) == ["c", "--dense", "--json"]
+    assert dense_values(["--dense=minilm"]) == ["--dense", "--dense-plan", "minilm"]
+    dump = make_dump(tmp_path / "dump")
+    for extra, said in ((["--dense=teacher"], "--dense 'teacher'"), (["--dense", "--dense-budget", "0"], "--dense-budget"),
+                        (["--dense", "--device", "tpu"], "--device 'tpu'"),
+                        (["--dense", "student", "--encoder", "minilm"], "two plans")):
+        result = CliRunner().invoke(app, ["index", str(dump), "--index", str(tmp_path / "idx"), *extra])
+        assert result.exit_code == 2 and said in result.output, (extra, result.output)
+        assert not (tmp_path / "idx").exists()
+
+
+def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base, counted):  # noqa: F811
+    from typer.testing import CliRunner
+
+    from mathsearch.cli import app
+    from mathsearch.systems.ours import packaged_config_for
+
+    dump = make_dump(tmp_path / "dump")
+    target = tmp_path / "idx"
+    # killed while the student encodes (the teacher's chunks and the trained student are on disk)
+    _killed_build(dump, target, after=1, plan="student", only="static-",
+                  env={"MATHSEARCH_ENCODERS": os.environ["MATHSEARCH_ENCODERS"]})
+    assert (resume_root(target) / "student" / "encoder.json").is_file()
+    built = CliRunner().invoke(app, ["index", str(dump), "--index", str(target), "--json", "--dense", "student"])
+    assert built.exit_code in (0, 1), built.output  # the dump holds one bad row on purpose
+    counts = json.loads(built.stdout.strip().splitlines()[-1])
+    plan = counts["dense_plan"]
+    assert plan["plan"] == "student" and plan["teacher_posts"] == 12 and plan["reason"] == "--dense student"
+    assert counts["teacher_resumed_posts"] == 12 and counts["teacher_encoded_posts"] == 0 and counts["student_reused"]
+    assert len(counted) == 0  # MiniLM embedded nothing twice: the teacher's vectors were all on disk
+    assert counts["dense_encoder"] == "student" and counts["dense_answers"] == 7
+    manifest = json.loads((target / "dense" / "manifest.json").read_text())
+    assert manifest["encoder"]["kind"] == "static" and manifest["query_encoder"]["name"] == "minilm"
+    assert manifest["encoder"]["fingerprint"] == json.loads((target / "dense" / "encoder" / "encoder.json").read_text())["fingerprint"]
+    assert packaged_config_for(target) == "ours_static.toml"
+    assert "dense plan: the static student: MiniLM teaches on 12 of 12 posts" in built.output
+    assert "the student trained by an interrupted build is reused" in built.output
+    assert not resume_root(target).exists()
+
+    whole = tmp_path / "whole"
+    build_index(dump, whole, optional=("dense",), dense_plan="student")
+    assert len(counted) == 12  # the teacher embedded every post, once
+    for name in VECTOR_FILES:
+        assert (target / "dense" / name).read_bytes() == (whole / "dense" / name).read_bytes(), name
+    assert (json.loads((whole / "dense" / "manifest.json").read_text())["encoder"]["fingerprint"]
+            == manifest["encoder"]["fingerprint"])
+    # the one command trains the student of the three-command recipe: a MiniLM index as teacher, then
+    # train-encoder's defaults (README's static row)
+    from mathsearch.encoders.train import TrainConfig, train
+    from mathsearch.store import Store
+
+    build_index(dump, tmp_path / "minilm", optional=("dense",), dense_plan="minilm")
+    with Store.open(tmp_path / "minilm") as store:
+        recipe = train(store, tmp_path / "recipe", "student", TrainConfig(), teacher_index=tmp_path / "minilm")
+    assert recipe["fingerprint"] == manifest["encoder"]["fingerprint"]
+
+
+def test_a_gpu_is_used_when_torch_sees_one_else_the_cpu_with_a_message(monkeypatch, capsys):
+    import torch
+
+    from mathsearch.encoders import builtin, device, load_encoder
+
+    loaded: list[str] = []
+    monkeypatch.setattr(builtin, "load_minilm", lambda where="cpu": loaded.append(where) or object())
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert device.choose_device("auto") == "cuda" and device.choose_device("cuda") == "cuda"
+    assert device.choose_device("cpu") == "cpu"
+    assert load_encoder("minilm", device="auto").device == "cuda" and loaded == ["cuda"]
+    assert load_encoder("minilm").device == "cpu"  # queries: the CPU unless asked
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert device.choose_device("auto") == "cpu" and capsys.readouterr().err == ""
+    assert device.choose_device("cuda") == "cpu"
+    assert "torch sees no CUDA device here; the encoders run on the CPU" in capsys.readouterr().err
+    with pytest.raises(Exception, match="--device 'gpu'"):
+        device.choose_device("gpu")
+
+
+def test_sigterm_keeps_the_chunks_and_says_so(tmp_path):
+    import time
+
+    dump = make_dump(tmp_path / "dump")
+    target = tmp_path / "idx"
+    script = ("import sys\nimport mathsearch.indexes.resume as r\nr.SLOW_CHUNK = 2\nfrom mathsearch.cli import main\n"
+              f"sys.argv = ['mathsearch', 'index', {str(dump)!r}, '--index', {str(target)!r}, '--dense', 'minilm']\n"
+              "main()\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 600
+    while not list(resume_root(target).rglob("*.npz")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    kept = resume.kept_vectors(target)
+    assert kept >= 2 and f"kept {kept:,} posts' vectors in {resume_root(target)}" in " ".join(err.split())
+    assert not target.exists() and not list(tmp_path.glob(".idx.building-*"))  # the half-built folder, removed
