@@ -3,14 +3,14 @@
 # bench scripts' own output, so those tables are made by the code, not typed by hand.
 # Usage: bash scripts/results_tables.sh INDEX_DIR
 #   INDEX_DIR: the real sample indexed with MiniLM vectors:
-#   mathsearch index ../shared/data/arqmath/collection --index INDEX_DIR --dense
+#   mathsearch index ../shared/data/arqmath/collection --index INDEX_DIR --dense minilm
 # Takes minutes (every Task 1, 2 and 3 system over the 2020 and 2021 topics); the ms/topic columns
 # are wall times on whatever machine runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-IDX=${1:?usage: bash scripts/results_tables.sh INDEX_DIR (the sample indexed with --dense)}
+IDX=${1:?usage: bash scripts/results_tables.sh INDEX_DIR (the sample indexed with --dense minilm)}
 if [ ! -f "$IDX/dense/manifest.json" ]; then
-  echo "results_tables.sh: $IDX has no dense vectors; build it with: mathsearch index ../shared/data/arqmath/collection --index $IDX --dense" >&2
+  echo "results_tables.sh: $IDX has no dense vectors; build it with: mathsearch index ../shared/data/arqmath/collection --index $IDX --dense minilm" >&2
   exit 2
 fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
