@@ -66,7 +66,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, *,
         yield from map(here or fn, items)
         return
     # fork: workers inherit the imported, warmed-up modules; only the items travel to them.
-    with mp.get_context("fork").Pool(workers, initializer=_pool_worker_start, initargs=(initializer, initargs)) as pool:
+    with _fork_pool(workers, initializer, initargs) as pool:
         pending: deque = deque()
         for item in items:
             pending.append(pool.apply_async(fn, (item,)))
@@ -76,13 +76,28 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, *,
             yield pending.popleft().get()
 
 
+def _fork_pool(workers: int, initializer: Callable[..., None] | None, initargs: tuple):
+    """A pool of ``workers`` forked processes, SIGTERM blocked in them until each has reset its
+    handler (:func:`_pool_worker_start`): a worker told to end in the instant between its fork and
+    that reset ran the parent's handler instead, and one that only records the signal let it live on
+    while the parent waited for it forever (seen under load).  The pool's own threads, made here,
+    keep the block and pass it to the workers they fork later; this thread's mask is restored."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        return mp.get_context("fork").Pool(workers, initializer=_pool_worker_start, initargs=(initializer, initargs))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
 def _pool_worker_start(initializer: Callable[..., None] | None, initargs: tuple) -> None:
     # The pool ends its workers with SIGTERM (leaving the ``with`` block, or early).  A forked worker
     # inherits its parent's Python handler for it, and with one that does not end the process at
     # once (a handler that only records the signal; Ray's driver installs its own) an idle worker
-    # blocked on the pool's queue lived on and the parent waited for it forever (seen once in the
-    # test suite, after the Ray tests).  The default action ends the worker whatever the parent set.
+    # blocked on the pool's queue lived on and the parent waited for it forever (seen in the test
+    # suite).  The default action ends the worker whatever the parent set; the signal, blocked since
+    # the fork (:func:`_fork_pool`), is let through only then, and one already sent ends it now.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     if initializer is not None:
         initializer(*initargs)
 
