@@ -55,4 +55,4 @@ mathsearch search --index index 'Why does the harmonic series $\sum_{n=1}^{\inft
 mathsearch answer --index index 'Why does the harmonic series $\sum_{n=1}^{\infty}\frac{1}{n}$ diverge?'
 mathsearch search --index index --task 2 '$\sum_{n=1}^{\infty}\frac{1}{n^2}$' --top 5
 
-echo "== 6. the search page: mathsearch serve --index index   (then open http://127.0.0.1:8000/ ; the API schema is at /openapi.json)"
+echo "== 6. the search page: mathsearch serve --index index   (then open http://127.0.0.1:8000/ ; the API page is at /docs, its schema at /openapi.json)"
