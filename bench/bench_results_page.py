@@ -65,4 +65,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from mathsearch.errors import MathsearchError
+
+    try:
+        sys.exit(main())
+    except MathsearchError as exc:  # a wrong --index: one line, not a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -91,4 +91,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mathsearch.errors import MathsearchError
+
+    try:
+        sys.exit(main())
+    except MathsearchError as exc:  # a wrong --index: one line, not a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
