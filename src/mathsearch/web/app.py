@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
@@ -43,7 +42,7 @@ from .render import (
     post_html,
     text_html,
 )
-from .results import answer_view, results_view
+from .results import answer_view, href, results_view
 from .serving import DEFAULT_ENTRIES, DEFAULT_QUEUE, SearchService
 from .site import MAX_ECHO, public_message
 from .workers import MAX_PAGE
@@ -205,11 +204,6 @@ def _formula_json(v) -> dict:
                            "latex": f.latex, "thread_title": v.titles.get(f.thread_id)} for f in v.instances]}
 
 
-def _href(path: str, **params: Any) -> str:
-    kept = {k: v for k, v in params.items() if v not in (None, "")}
-    return path + ("?" + urlencode(kept) if kept else "")
-
-
 def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = TIME_BUDGET, workers: int = 0,
                queue: int = DEFAULT_QUEUE, cache_entries: int = DEFAULT_ENTRIES) -> FastAPI:
     """The application over ``index_dir`` (opened on the first search); with ``pool_db`` the
@@ -341,7 +335,7 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         return page(request, "thread.html", title_text=title, title_html=text_html(title, marks),
                     question=post(t.question) if t.question else None, answers=[post(a) for a in t.answers],
                     duplicates=[_link(x) for x in t.duplicates], related=[_link(x) for x in t.related],
-                    back_href=_href("/", q=q, task=task) if q else None)
+                    back_href=href("/", q=q, task=task) if q else None)
 
     @app.get("/formula", response_class=HTMLResponse, include_in_schema=False)
     async def formula_page(request: Request, latex: str = "", id: str = ""):
@@ -358,7 +352,7 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         r = v.representations
         reps = [(k, _shown(r[k])) for k in REPRESENTATIONS if k in r and r[k] not in ([], "", None)]
         instances = [{"formula_id": f.formula_id, "kind": f.kind, "formula_html": formula_html(f.latex),
-                      "href": _href(f"/thread/{f.post_id}", fid=f.formula_id) + f"#p{f.post_id}",
+                      "href": href(f"/thread/{f.post_id}", fid=f.formula_id) + f"#p{f.post_id}",
                       "title_html": text_html(v.titles.get(f.thread_id) or f"thread {f.thread_id}")}
                      for f in v.instances]
         ctx.update(latex=v.latex, view=v, formula_html=formula_html(v.latex, display=True), reps=reps,

@@ -30,7 +30,9 @@ MORE_SHOWN = 3  # the other hits of a group listed under it (the rest: its threa
 
 
 def href(path: str, **params: Any) -> str:
-    kept = {k: v for k, v in params.items() if v not in (None, "", False)}
+    """``path`` with the parameters that have a value (not None, not "") as its query string; a 0
+    (formula id 0) is kept."""
+    kept = {k: v for k, v in params.items() if v is not None and v != ""}
     return path + ("?" + urlencode(kept) if kept else "")
 
 
