@@ -15,7 +15,6 @@ seconds, then the commonest error messages.  ``--every N`` keeps the threads who
 from __future__ import annotations
 
 import argparse
-import sys
 
 from mathsearch.web.typeset_share import RENDERERS, typeset_share
 
@@ -40,10 +39,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from mathsearch.errors import MathsearchError
+    from mathsearch.errors import run_script
 
-    try:
-        sys.exit(main())
-    except MathsearchError as exc:  # a wrong --index: one line, not a traceback
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_script(main)

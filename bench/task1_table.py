@@ -106,4 +106,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mathsearch.errors import run_script
+
+    run_script(main)

@@ -128,4 +128,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from mathsearch.errors import run_script
+
+    run_script(main)

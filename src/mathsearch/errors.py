@@ -24,3 +24,17 @@ class FormatError(MathsearchError):
         super().__init__(f"{path}, line {line}: {message}")
         self.path = path
         self.line = line
+
+
+def run_script(main) -> None:
+    """Run a script's ``main()`` (the benchmarks in ``bench/``) and exit with what it returns; a
+    :class:`MathsearchError` (a wrong ``--index``, a missing file) is its one sentence on stderr and
+    its ``exit_code``, not a traceback."""
+    import sys
+
+    try:
+        code = main()
+    except MathsearchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    sys.exit(code)
