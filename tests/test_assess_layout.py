@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 from cli_support import cli
-from lxml import etree
 
 from mathsearch.web.app import create_app
 
 sys.path.insert(0, str(Path(__file__).parent))
-from web_support import chromium, serve  # noqa: E402
+from web_support import chromium, serve, topics_file  # noqa: E402
 
 TOPICS = ("A.201", "A.203")  # A.203's title holds a formula: "Why does the subtraction symbol go away? $-(-x)= x$"
 WIDTH, HEIGHT = 1366, 768
@@ -40,12 +39,7 @@ TEXT_WITHOUT_MATH = """sel => { const c = document.querySelector(sel).cloneNode(
 @pytest.fixture(scope="module")
 def pool(sample_index: Path, data_dir: Path, tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("assess-layout")
-    tree = etree.parse(str(data_dir / "topics/task1-2021.xml"))
-    for t in list(tree.getroot()):
-        if t.get("number") not in TOPICS:
-            tree.getroot().remove(t)
-    topics = d / "topics.xml"
-    tree.write(str(topics))
+    topics = topics_file(data_dir, d, TOPICS)
     run = d / "mathsearch-task1-bm25_answer-auto-both-P.tsv"
     result = cli("run", "--index", sample_index, "--task", 1, "--system", "bm25-answer", "--topics", topics, "--out", run)
     assert result.exit_code == 0, result.output

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 from cli_support import cli
-from lxml import etree
 
 from mathsearch.assess import AssessDB
 from mathsearch.web.app import create_app
 
 sys.path.insert(0, str(Path(__file__).parent))
-from web_support import CHROMIUM, CHROMIUM_FLAGS, chromium, serve  # noqa: E402
+from web_support import CHROMIUM, CHROMIUM_FLAGS, chromium, serve, topics_file  # noqa: E402
 
 TOPICS = ("A.201", "A.203")
 
@@ -24,12 +23,7 @@ TOPICS = ("A.201", "A.203")
 def pooled(sample_index: Path, data_dir: Path, tmp_path_factory) -> dict[str, Path]:
     """A Task 1 pool of two 2021 topics from runs of our systems (bm25-answer primary, first-hit Task 3)."""
     d = tmp_path_factory.mktemp("assess-page")
-    tree = etree.parse(str(data_dir / "topics/task1-2021.xml"))
-    for t in list(tree.getroot()):
-        if t.get("number") not in TOPICS:
-            tree.getroot().remove(t)
-    topics = d / "topics.xml"
-    tree.write(str(topics))
+    topics = topics_file(data_dir, d, TOPICS)
     runs = {"t1": d / "mathsearch-task1-bm25_answer-auto-both-P.tsv",
             "t3": d / "mathsearch-task3-first_hit-auto-both-extract-A.tsv"}
     for task, system, out in ((1, "bm25-answer", runs["t1"]), (3, "first-hit", runs["t3"])):

@@ -2,6 +2,7 @@
 
     with serve(app) as base_url: ...          # uvicorn in a thread on a free port of 127.0.0.1
     with chromium() as ctx: page = ctx.new_page()   # Debian's /usr/bin/chromium through Playwright
+    topics = topics_file(data_dir, folder, ("A.201", "A.203"))   # a few real topics, for a small pool
 
 Playwright never downloads a browser here: it launches ``/usr/bin/chromium`` (installed by
 ``bash scripts/setup_web.sh``) headless, without sandbox, GPU or any background network, with an
@@ -68,3 +69,18 @@ def chromium(**context: object) -> Iterator[object]:
             yield ctx
         finally:
             ctx.close()
+
+
+def topics_file(data_dir: Path, folder: Path, numbers: tuple[str, ...], year: int = 2021) -> Path:
+    """``folder/topics.xml``: the real Task 1 topics of ``year`` whose number is in ``numbers`` (the
+    assessment tests pool a run of these few)."""
+    from lxml import etree
+
+    tree = etree.parse(str(data_dir / f"topics/task1-{year}.xml"))
+    for t in list(tree.getroot()):
+        if t.get("number") not in numbers:
+            tree.getroot().remove(t)
+    topics = folder / "topics.xml"
+    tree.write(str(topics))
+    assert len(tree.getroot()) == len(numbers), f"not every topic of {numbers} is in {year}'s"
+    return topics
