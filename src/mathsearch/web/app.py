@@ -42,10 +42,9 @@ from .render import (
     post_html,
     text_html,
 )
-from .results import answer_view, href, results_view
+from .results import MAX_PAGE, answer_view, href, results_view
 from .serving import DEFAULT_ENTRIES, DEFAULT_QUEUE, SearchService
 from .site import MAX_ECHO, public_message
-from .workers import MAX_PAGE
 
 MAX_QUERY = 1000  # characters of a query
 MAX_SIZE = 50  # hits a page

@@ -1,7 +1,7 @@
 """The search page's results as a person reads them: how many were found, one entry a thread (Task 1)
 or a formula (Task 2), best first, without system names or scores unless asked for.
 
-    found = results(searcher, q, task, page)       # the library call (run in the server's worker)
+    found = results(searcher, q, task, page)       # the library call (a server's worker runs it on a miss)
     view = results_view(found, q, task, page, details=False)   # what search.html shows
 
 A page ranks :data:`DEPTH` hits once and groups them: the answers of one thread under the thread
@@ -22,8 +22,8 @@ from urllib.parse import urlencode
 from ..ranking import Ranking
 from ..searcher import Searcher, SearchHit, formula_query, group_by_visual_id
 from .render import formula_html, latex_code, marks_of, text_html
-from .workers import MAX_PAGE
 
+MAX_PAGE = 20  # pages of a result list (the API's and the page's)
 DEPTH = 1000  # hits ranked for a page: the count shown is "more than 1,000" past it
 GROUPS_A_PAGE = 10
 MORE_SHOWN = 3  # the other hits of a group listed under it (the rest: its thread or formula page)
@@ -49,8 +49,14 @@ def group_ids(ids: list[str], key_of: Mapping[str, object]) -> list[list[str]]:
 def results(searcher: Searcher, q: str, task: int, page: int, per_page: int = GROUPS_A_PAGE,
             max_page: int = MAX_PAGE) -> dict:
     """One page of grouped results (Task 1: by thread; Task 2: by visual id) and the counts."""
+    return ranked_results(searcher, q, task, page, per_page, max_page)[2]
+
+
+def ranked_results(searcher: Searcher, q: str, task: int, page: int, per_page: int = GROUPS_A_PAGE,
+                   max_page: int = MAX_PAGE) -> tuple[str, Ranking, dict]:
+    """:func:`results` with the spec that ranked and its ranking, :data:`DEPTH` deep (for a server to keep)."""
     system, ranking = searcher.rank(q, task, k=DEPTH)
-    return results_from(searcher, q, task, system, ranking, page, per_page, max_page)
+    return system, ranking, results_from(searcher, q, task, system, ranking, page, per_page, max_page)
 
 
 def results_from(searcher: Searcher, q: str, task: int, system: str, ranking: Ranking, page: int,

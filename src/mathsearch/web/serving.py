@@ -30,8 +30,8 @@ from fastapi.concurrency import run_in_threadpool
 
 from ..ranking import Ranking
 from .cache import DEFAULT_ENTRIES, ResultCache
-from .results import DEPTH, results_from
-from .workers import MAX_PAGE, InProcess, Overrun, WorkerLost, WorkerPool, op_answer_from, page_json
+from .results import DEPTH, MAX_PAGE, results_from
+from .workers import InProcess, Overrun, WorkerLost, WorkerPool, op_answer_from, page_json
 
 DEFAULT_QUEUE = 64  # searches waiting for a worker, beyond those running
 GRACE = 2.0  # seconds past the budget before the server gives up on a worker's own stop
@@ -121,17 +121,16 @@ class SearchService:
 
     async def grouped(self, q: str, task: int, page: int) -> dict:
         """Page ``page`` of the search page's grouped results (:mod:`.results`) of a Task 1 or 2
-        query: its ranking, :data:`~.results.DEPTH` deep, from the cache where it is kept (the API's
-        searches and the page's share it), else from a worker; grouped and decorated in the server."""
-        name = self.searcher.system_for(task)
-        key = (q, task, name)
+        query: where its ranking is kept :data:`~.results.DEPTH` deep (the API's searches and the
+        page's share it), grouped and decorated from it in the server; else ranked, grouped and
+        decorated by a worker, and its ranking kept."""
+        key = (q, task, self.searcher.system_for(task))
         kept = self.cache.get(key)
-        if kept is None or not (kept.depth >= DEPTH or len(kept.ranking) < kept.depth):
-            system, ranking = await self._lane("rank", (q, task, DEPTH))
-            kept = Kept(system, ranking, DEPTH)
-            self.cache.put(key, kept)
-        return await self.call(results_from, self.searcher, q, task, kept.system, kept.ranking, page,
-                               max_page=MAX_PAGE)
+        if kept is not None and kept.covers(1, DEPTH):
+            return await self.call(results_from, self.searcher, q, task, kept.system, kept.ranking, page)
+        system, ranking, found = await self._lane("results", (q, task, page))
+        self.cache.put(key, Kept(system, ranking, DEPTH))
+        return found
 
     async def _answer(self, q: str, size: int, depth: int) -> dict:
         key = (q, 3, "")

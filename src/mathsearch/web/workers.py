@@ -38,8 +38,7 @@ from typing import Any
 from ..errors import InputError
 from ..ranking import Ranking
 from ..searcher import Searcher, group_by_visual_id
-
-MAX_PAGE = 20  # pages of a result list
+from .results import MAX_PAGE, ranked_results
 
 
 class Overrun(Exception):
@@ -78,10 +77,11 @@ def op_search(s: Searcher, q: str, task: int, page: int, size: int, depth: int) 
     return system, ranking, page_json(s, q, task, system, ranking, page, size)
 
 
-def op_rank(s: Searcher, q: str, task: int, depth: int) -> tuple[str, Ranking]:
-    """A search ranked ``depth`` deep, undecorated: the search page groups and decorates the hits
-    of the page it shows, in the server (:func:`mathsearch.web.results.results_from`)."""
-    return s.rank(q, task, k=depth)
+def op_results(s: Searcher, q: str, task: int, page: int) -> tuple[str, Ranking, dict]:
+    """The search page's grouped results (:func:`mathsearch.web.results.ranked_results`): the
+    ranking to keep and page ``page`` grouped and decorated, in the worker (the server does no store
+    work for a query it has not kept)."""
+    return ranked_results(s, q, task, page)
 
 
 def op_answer(s: Searcher, q: str, size: int, depth: int) -> tuple[str | None, Ranking | None, dict]:
@@ -97,7 +97,7 @@ def op_answer_from(s: Searcher, q: str, size: int, ranking: Ranking) -> dict:
     return answer_json(q, size, s.answer(q, ranking=ranking))
 
 
-OPS = {"search": op_search, "rank": op_rank, "answer": op_answer, "answer_from": op_answer_from}
+OPS = {"search": op_search, "results": op_results, "answer": op_answer, "answer_from": op_answer_from}
 
 
 # -- memory ------------------------------------------------------------------------------------
