@@ -1,7 +1,7 @@
 """``mathsearch serve --index IDX``: the search page and the JSON API (FastAPI + uvicorn).
 
 A thin face over :func:`mathsearch.web.app.create_app`; the web extra (fastapi, uvicorn, jinja2)
-and KaTeX (``bash scripts/setup_web.sh``) are checked before the server starts."""
+and MathJax (``bash scripts/setup_web.sh``) are checked before the server starts."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ from .render import (
     text_html,
 )
 from .results import MAX_PAGE, answer_view, href, results_view
-from .serving import DEFAULT_ENTRIES, DEFAULT_QUEUE, SearchService
+from .serving import DEFAULT_ENTRIES, DEFAULT_QUEUE, TIME_BUDGET, SearchService
 from .site import MAX_ECHO, public_message
 
 MAX_QUERY = 1000  # characters of a query
@@ -51,7 +51,6 @@ MAX_SIZE = 50  # hits a page
 DEFAULT_SIZE = 10
 MAX_POST_ID = 2**53 - 1  # SQLite holds 64 bits, but a JSON number (a double) holds integers exactly only up to 2**53
 ID_BOUND = "0 to 2^53-1 (9007199254740991, the largest integer a JSON number holds exactly)"
-TIME_BUDGET = 20.0  # seconds a query may take, waiting for its turn included
 TASKS = ((1, "Answers (Task 1)"), (2, "Formulae (Task 2)"), (3, "One answer (Task 3)"))
 PLACEHOLDER = {1: "How do I show $\\sum 1/n$ diverges?", 2: "$x^2+y^2=z^2$", 3: "Why is $e^{i\\pi}=-1$?"}
 

@@ -34,6 +34,7 @@ from .results import DEPTH, MAX_PAGE, results_from
 from .workers import InProcess, Overrun, WorkerLost, WorkerPool, op_answer_from, page_json
 
 DEFAULT_QUEUE = 64  # searches waiting for a worker, beyond those running
+TIME_BUDGET = 20.0  # seconds a query may take, waiting for its turn included
 GRACE = 2.0  # seconds past the budget before the server gives up on a worker's own stop
 PAGES_KEPT = 4  # decorated pages kept with a ranking (a reload, back and forth), the latest first out last
 
@@ -64,7 +65,7 @@ class SearchService:
     decorating kept rankings and for the thread and formula pages."""
 
     def __init__(self, index_dir: Path, *, workers: int = 0, queue: int = DEFAULT_QUEUE,
-                 cache_entries: int = DEFAULT_ENTRIES, budget: float = 20.0):
+                 cache_entries: int = DEFAULT_ENTRIES, budget: float = TIME_BUDGET):
         if workers < 0 or queue < 0:
             raise ValueError(f"workers and queue are 0 or more, not {workers} and {queue}")
         self.index_dir = Path(index_dir)
