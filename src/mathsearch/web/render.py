@@ -106,16 +106,20 @@ def latex_code(latex: str) -> Markup:
 def text_html(text: str, marks: Iterable[str] = (), *, lines: bool = False) -> Markup:
     """Plain text with ``$LaTeX$`` (``$$``, ``\\(..\\)``, ``\\[..\\]`` too) as escaped HTML whose
     formulae are formula elements; with ``lines`` line breaks are kept."""
-    marks = set(marks)
+    joined = _escaped(text, set(marks))
+    return Markup(joined.replace("\n", "<br>") if lines else joined)
+
+
+def _escaped(text: str, marks: set[str], hold=str) -> str:
+    """Plain ``text`` escaped, each of its formulae a formula element (passed through ``hold``)."""
     out: list[str] = []
     pos = 0
     for start, end, latex, display in math_in_text(text):
         out.append(str(escape(text[pos:start])))
-        out.append(formula_html(latex, marks, display=display))
+        out.append(hold(formula_html(latex, marks, display=display)))
         pos = end
     out.append(str(escape(text[pos:])))
-    joined = "".join(out)
-    return Markup(joined.replace("\n", "<br>") if lines else joined)
+    return "".join(out)
 
 
 def math_in_text(text: str) -> list[tuple[int, int, str, bool]]:
@@ -148,12 +152,7 @@ def post_html(body: str, marks: Iterable[str] = (), marked_ids: Iterable[int] = 
     markup of the post can forge one), and put back as formula elements built here."""
     marks = set(marks)
     marked = {str(i) for i in marked_ids}
-    nonce = secrets.token_hex(8)
-    held: list[Markup] = []
-
-    def hold(element: Markup) -> str:
-        held.append(element)
-        return f"ms{nonce}x{len(held) - 1}x"
+    hold = _Held()
 
     def span(m) -> str:
         fid = m.group(1) or None
@@ -166,21 +165,33 @@ def post_html(body: str, marks: Iterable[str] = (), marked_ids: Iterable[int] = 
         inline = m.group("paren") or m.group("dollar") or m.group("dangling")
         latex = m.group("envir") or m.group("bracket") or m.group("ddollar") or inline
         rest = ""
-        if m.group("dangling") and f"ms{nonce}x" in latex:
-            latex, rest = latex[: latex.index(f"ms{nonce}x")], latex[latex.index(f"ms{nonce}x"):]
+        if m.group("dangling") and hold.prefix in latex:
+            latex, rest = latex[: latex.index(hold.prefix)], latex[latex.index(hold.prefix):]
         latex = htmllib.unescape(_BR.sub("\n", latex)).strip()
         return hold(formula_html(latex, marks, display=not inline)) + rest if latex else m.group(0)
 
     held_body = MATH_SPAN.sub(span, body)
     if "\\" in held_body or "$" in held_body:
         held_body = _OUTSIDE_HTML.sub(outside, held_body)
-    return Markup(_put_back(sanitize(held_body), nonce, held))
+    return Markup(hold.put_back(sanitize(held_body)))
 
 
-def _put_back(clean: str, nonce: str, held: list[Markup]) -> str:
-    for i, element in enumerate(held):
-        clean = clean.replace(f"ms{nonce}x{i}x", str(element), 1)
-    return clean
+class _Held:
+    """Markup made here, set aside behind random placeholders while nh3 cleans the text around it
+    (so no markup of a post or comment can forge one), then put back."""
+
+    def __init__(self) -> None:
+        self.prefix = f"ms{secrets.token_hex(8)}x"
+        self.items: list[Markup] = []
+
+    def __call__(self, element: Markup) -> str:
+        self.items.append(element)
+        return f"{self.prefix}{len(self.items) - 1}x"
+
+    def put_back(self, clean: str) -> str:
+        for i, element in enumerate(self.items):
+            clean = clean.replace(f"{self.prefix}{i}x", str(element), 1)
+        return clean
 
 
 # A comment's mini-Markdown (https://math.stackexchange.com/editing-help#comment-formatting):
@@ -198,13 +209,7 @@ def comment_html(text: str, marks: Iterable[str] = ()) -> Markup:
     is math or Markdown), then its formulae (formula elements, as :func:`text_html`), then links,
     bare URLs, bold and italic; the HTML made goes through :func:`sanitize`, as a post's does."""
     marks = set(marks)
-    nonce = secrets.token_hex(8)
-    held: list[Markup] = []
-
-    def hold(element: Markup) -> str:
-        held.append(element)
-        return f"ms{nonce}x{len(held) - 1}x"
-
+    hold = _Held()
     parts: list[str] = []
     pos = 0
     for code in _MD_CODE.finditer(text):
@@ -212,18 +217,11 @@ def comment_html(text: str, marks: Iterable[str] = ()) -> Markup:
         parts.append(hold(Markup(f"<code>{escape(code.group(1))}</code>")))
         pos = code.end()
     parts.append(_comment_text(text[pos:], marks, hold))
-    return Markup(_put_back(sanitize("".join(parts)), nonce, held))
+    return Markup(hold.put_back(sanitize("".join(parts))))
 
 
 def _comment_text(text: str, marks: set[str], hold) -> str:
-    out: list[str] = []
-    pos = 0
-    for start, end, latex, display in math_in_text(text):
-        out.append(str(escape(text[pos:start])))
-        out.append(hold(formula_html(latex, marks, display=display)))
-        pos = end
-    out.append(str(escape(text[pos:])))
-    html = "".join(out).replace("\x02", "").replace("\x03", "")
+    html = _escaped(text, marks, hold).replace("\x02", "").replace("\x03", "")
     # links are made first and kept from the bold and italic rules ("_" and "*" in URLs), then
     # put back before the whole goes through nh3 (which checks each URL's scheme and adds rel)
     kept: list[str] = []
