@@ -258,3 +258,22 @@ def test_sigterm_keeps_the_chunks_and_says_so(tmp_path):
     kept = resume.kept_vectors(target)
     assert kept >= 2 and f"kept {kept:,} posts' vectors in {resume_root(target)}" in " ".join(err.split())
     assert not target.exists() and not list(tmp_path.glob(".idx.building-*"))  # the half-built folder, removed
+
+
+@pytest.mark.parametrize("dense_budget, device", [(60.0, "auto"), (-5.0, "auto"), (60.0, "tpu")])
+def test_a_users_resume_folder_or_a_bad_dense_option_stops_the_build_before_any_work(tmp_path, dense_budget, device):
+    """A ``.NAME.resume`` folder that mathsearch did not make is refused, not adopted (marking it ours
+    would let the cleanup delete a user's ``manifest.json``); a bad budget or device is said even
+    without --dense."""
+    from mathsearch.errors import InputError
+
+    dump = make_dump(tmp_path / "dump")
+    target = tmp_path / "idx"
+    theirs = resume_root(target)
+    theirs.mkdir()
+    (theirs / "manifest.json").write_text("mine\n")
+    optional = ("dense",) if (dense_budget, device) == (60.0, "auto") else ()
+    with pytest.raises(InputError):
+        build_index(dump, target, optional=optional, dense_budget=dense_budget, device=device)
+    assert (theirs / "manifest.json").read_text() == "mine\n"
+    assert not (theirs / resume.RESUME_MARK).exists() and not target.exists()

@@ -81,10 +81,17 @@ def build_index(
     "local")``) runs the steps (:func:`build_partitioned`).  ``dense_plan`` (auto, minilm, student),
     ``dense_budget`` (minutes) and ``device`` (auto, cpu, cuda) choose how the vectors are made
     (:mod:`.dense_plan`); long embeddings resume after an interruption (:mod:`.resume`)."""
+    from ..encoders.device import check_device
+    from .dense_plan import check_dense_options, check_plan
+
     if "dense" in optional:
-        from .dense_plan import check_dense_options
+        from .resume import check_resume_root
 
         dense_plan = check_dense_options(dense_plan, dense_budget, device, encoder)
+        check_resume_root(index_dir)
+    else:  # a bad --dense-budget or --device is said even when nothing dense is asked for
+        check_plan(dense_plan, dense_budget)
+        check_device(device)
     if (shards != 1 or engine is not None) and not store_only:
         if "dense" in optional and dense_plan not in ("auto", "minilm"):
             raise InputError(f"--dense {dense_plan} is not available with --shards or --ray yet: train a student with "

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError
+
 RESUME_MARK = ".mathsearch-resume"
 CHUNK_FILE = re.compile(r"^\d{6}\.npz(\.tmp-\d+)?$")
 # Posts a chunk holds: a multiple of every encoder's own batch (MiniLM 64, a static encoder 1,024),
@@ -77,6 +79,15 @@ def mark(root: Path) -> None:
 def ours(folder: Path) -> bool:
     """A resume folder made by mathsearch (its mark file is there)."""
     return (folder / RESUME_MARK).is_file()
+
+
+def check_resume_root(target: str | Path) -> None:
+    """Refuse, before any work, a resume folder of ``target`` that something else made: marking it
+    ours would let :func:`remove_resume` delete a user's files that share our names."""
+    root = resume_root(target)
+    if root.is_symlink() or (root.exists() and not (root.is_dir() and (ours(root) or not any(root.iterdir())))):
+        raise InputError(f"{root} is in the way: the build keeps its resumable vectors there, but it holds files "
+                         "mathsearch did not write; move it or give another --index (nothing was built).")
 
 
 class ChunkedEmbedding:
