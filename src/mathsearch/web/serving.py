@@ -42,19 +42,20 @@ PAGES_KEPT = 4  # decorated pages kept with a ranking (a reload, back and forth)
 @dataclass
 class Kept:
     """A query's ranking as the cache keeps it: ``depth`` asked (it holds fewer hits when the search
-    found fewer), and the pages of it already decorated, by ``(page, size)``."""
+    found fewer), and the pages of it already decorated: the API's by ``(page, size)``, the search
+    page's grouped ones by ``("grouped", page)``."""
 
     system: str
     ranking: Ranking
     depth: int
-    pages: OrderedDict[tuple[int, int], dict] = field(default_factory=OrderedDict)
+    pages: OrderedDict[tuple, dict] = field(default_factory=OrderedDict)
 
     def covers(self, page: int, size: int) -> bool:
         return self.depth >= page * size or len(self.ranking) < self.depth
 
-    def keep(self, page: int, size: int, found: dict) -> None:
-        self.pages[page, size] = found
-        self.pages.move_to_end((page, size))
+    def keep(self, at: tuple, found: dict) -> None:
+        self.pages[at] = found
+        self.pages.move_to_end(at)
         while len(self.pages) > PAGES_KEPT:
             self.pages.popitem(last=False)
 
@@ -112,25 +113,33 @@ class SearchService:
             found = kept.pages.get((page, size))
             if found is None:
                 found = await self.call(page_json, self.searcher, q, task, kept.system, kept.ranking, page, size)
-            kept.keep(page, size, found)
+            kept.keep((page, size), found)
             return found
         system, ranking, found = await self._lane("search", (q, task, page, size, depth))
         kept = Kept(system, ranking, max(depth, page * size))
-        kept.keep(page, size, found)
+        kept.keep((page, size), found)
         self.cache.put(key, kept)
         return found
 
     async def grouped(self, q: str, task: int, page: int) -> dict:
         """Page ``page`` of the search page's grouped results (:mod:`.results`) of a Task 1 or 2
         query: where its ranking is kept :data:`~.results.DEPTH` deep (the API's searches and the
-        page's share it), grouped and decorated from it in the server; else ranked, grouped and
+        page's share it), grouped and decorated from it in the server (and kept with it, as the
+        API's pages are: a reload or back is not grouped again); else ranked, grouped and
         decorated by a worker, and its ranking kept."""
         key = (q, task, self.searcher.system_for(task))
         kept = self.cache.get(key)
+        at = ("grouped", page)
         if kept is not None and kept.covers(1, DEPTH):
-            return await self.call(results_from, self.searcher, q, task, kept.system, kept.ranking, page)
+            found = kept.pages.get(at)
+            if found is None:
+                found = await self.call(results_from, self.searcher, q, task, kept.system, kept.ranking, page)
+            kept.keep(at, found)
+            return found
         system, ranking, found = await self._lane("results", (q, task, page))
-        self.cache.put(key, Kept(system, ranking, DEPTH))
+        kept = Kept(system, ranking, DEPTH)
+        kept.keep(at, found)
+        self.cache.put(key, kept)
         return found
 
     async def _answer(self, q: str, size: int, depth: int) -> dict:
