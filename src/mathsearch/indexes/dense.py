@@ -67,11 +67,9 @@ def post_passages(store: Store) -> tuple[list[int], list[str], list[int], list[s
     return q_ids, q_texts, a_ids, a_texts, parent
 
 
-def _fingerprint(info: dict) -> str:
+def encoder_fingerprint(info: dict) -> str:
+    """What tells two encoders apart (a sharded index compares its shards' encoders by it)."""
     return str(info.get("fingerprint") or f"{info.get('name')}/v{info.get('version')}")
-
-
-encoder_fingerprint = _fingerprint  # public: a sharded index compares its shards' encoders by it
 
 
 ANN_MIN = 200_000  # from this many vectors on, a faiss IVF index (SQ8) answers queries; below, exact numpy
@@ -164,7 +162,7 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
         from .resume import ChunkedEmbedding, chunk_size
 
         made = model.info()
-        resumed = {part: ChunkedEmbedding(Path(resume), _fingerprint(made), part, chunk_size(str(made.get("kind"))))
+        resumed = {part: ChunkedEmbedding(Path(resume), encoder_fingerprint(made), part, chunk_size(str(made.get("kind"))))
                    for part in ("questions", "answers")}
     # In batches, from one pass over the store: at full size the passages and float32 vectors of all
     # 2.4M posts at once made this step's peak (6.8 GiB).
@@ -255,17 +253,17 @@ class DenseIndex:
             asked = self.manifest.get("query_encoder")
             if asked:
                 model = load_encoder(str(asked["name"]))
-                if _fingerprint(model.info()) != _fingerprint(asked):
+                if encoder_fingerprint(model.info()) != encoder_fingerprint(asked):
                     raise InputError(f"{self.root.parent}: query encoder {asked['name']!r} is not the one recorded "
-                                     f"({_fingerprint(model.info())} vs {_fingerprint(asked)}): rebuild with `mathsearch index --dense`.")
+                                     f"({encoder_fingerprint(model.info())} vs {encoder_fingerprint(asked)}): rebuild with `mathsearch index --dense`.")
                 self._model = model
                 return model
             local = self.root / ENCODER_DIR
             model = load_encoder(str(local) if (local / "encoder.json").is_file() else self.encoder_name)
-            if _fingerprint(model.info()) != _fingerprint(self.encoder_info):
+            if encoder_fingerprint(model.info()) != encoder_fingerprint(self.encoder_info):
                 raise InputError(
-                    f"{self.root.parent}: the encoder {self.encoder_name!r} found now ({_fingerprint(model.info())}) "
-                    f"is not the one that made the vectors ({_fingerprint(self.encoder_info)}): rebuild with `mathsearch index --dense`."
+                    f"{self.root.parent}: the encoder {self.encoder_name!r} found now ({encoder_fingerprint(model.info())}) "
+                    f"is not the one that made the vectors ({encoder_fingerprint(self.encoder_info)}): rebuild with `mathsearch index --dense`."
                 )
             self._model = model
         return self._model
