@@ -25,6 +25,16 @@ from .shards import GLOBAL_DIR, HASH, encoder_identity, sql_shard
 
 
 # -- the build: splitting the store ----------------------------------------------------------------
+def _new_database(path: Path, tables: str) -> sqlite3.Connection:
+    """A fresh shard database with ``tables``, written without a journal: a failed split is redone
+    from nothing, so crash safety would only cost time."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+    db.executescript(tables)
+    return db
+
+
 def split_store(full: Path, out: Path, shard: int, n: int) -> dict[str, int]:
     """Write the store of shard ``shard`` of ``n`` into ``out`` from the store in ``full``: every
     row lands in exactly one shard (posts by thread; comments, links and formulae by the thread of
@@ -32,11 +42,8 @@ def split_store(full: Path, out: Path, shard: int, n: int) -> dict[str, int]:
     out.mkdir(parents=True, exist_ok=True)
     for name in (STORE_FILE, SIDE_FILE):
         (out / name).unlink(missing_ok=True)  # a retried task starts again from nothing
-    main = sqlite3.connect(out / STORE_FILE, isolation_level=None)
+    main = _new_database(out / STORE_FILE, POSTS_TABLES)
     try:
-        main.execute("PRAGMA journal_mode=OFF")
-        main.execute("PRAGMA synchronous=OFF")
-        main.executescript(POSTS_TABLES)
         main.execute("ATTACH DATABASE ? AS full", (f"file:{full / STORE_FILE}?mode=ro",))
         main.execute("BEGIN")
         main.execute(f"INSERT INTO posts SELECT * FROM full.posts WHERE {sql_shard('thread_id', n)} = ?", (shard,))
@@ -48,11 +55,8 @@ def split_store(full: Path, out: Path, shard: int, n: int) -> dict[str, int]:
             "questions": main.execute("SELECT COUNT(*) FROM posts WHERE post_type=1").fetchone()[0],
             "answers": main.execute("SELECT COUNT(*) FROM posts WHERE post_type=2").fetchone()[0],
         }
-        side = sqlite3.connect(out / SIDE_FILE, isolation_level=None)
+        side = _new_database(out / SIDE_FILE, SIDE_TABLES)
         try:
-            side.execute("PRAGMA journal_mode=OFF")
-            side.execute("PRAGMA synchronous=OFF")
-            side.executescript(SIDE_TABLES)
             side.execute("ATTACH DATABASE ? AS fullside", (f"file:{full / SIDE_FILE}?mode=ro",))
             side.execute("ATTACH DATABASE ? AS fullmain", (f"file:{full / STORE_FILE}?mode=ro",))
             side.execute("BEGIN")
