@@ -11,6 +11,6 @@ Nothing here is imported unless asked for: without ``--ray`` the build is the on
 :mod:`mathsearch.indexes.build`, and ray need not be installed.
 """
 
-from .engine import Engine, LocalEngine, RayEngine, make_engine, run_task
+from .engine import RayEngine, make_engine
 
-__all__ = ["Engine", "LocalEngine", "RayEngine", "make_engine", "run_task"]
+__all__ = ["RayEngine", "make_engine"]  # Engine, LocalEngine and run_task live in mathsearch.parallel
