@@ -103,8 +103,8 @@ def check_dense_options(plan: str | None, budget_minutes: float, device: str | N
     return plan
 
 
-def measure_minilm(texts: list[str], device: str) -> tuple[float, Any]:
-    """MiniLM's posts per second on ``texts`` (a warm-up batch first), and the loaded encoder."""
+def measure_minilm(texts: list[str], device: str) -> float:
+    """MiniLM's posts per second on ``texts`` (a warm-up batch first)."""
     from ..encoders.builtin import MiniLMEncoder
 
     model = MiniLMEncoder(device=device)
@@ -112,7 +112,7 @@ def measure_minilm(texts: list[str], device: str) -> tuple[float, Any]:
     probe = texts[16 : 16 + PROBE_POSTS] or texts[:PROBE_POSTS]
     started = time.perf_counter()
     model.encode(probe, stage="probe")
-    return len(probe) / max(time.perf_counter() - started, 1e-9), model
+    return len(probe) / max(time.perf_counter() - started, 1e-9)
 
 
 def first_passages(store, n: int) -> list[str]:
@@ -140,7 +140,7 @@ def choose_plan(store, asked: str = "auto", budget_minutes: float = DEFAULT_BUDG
                          device=device)
     else:
         if rate is None:
-            rate, _ = measure_minilm(first_passages(store, 16 + PROBE_POSTS), device)
+            rate = measure_minilm(first_passages(store, 16 + PROBE_POSTS), device)
         minilm_seconds = posts / rate
         fits = minilm_seconds <= budget
         if encoder == "minilm" or asked == "minilm" or (asked == "auto" and fits):
