@@ -31,18 +31,31 @@ TOPICS = REPO.parent / "shared" / "data" / "arqmath" / "topics"
 TOPIC_FILES = {1: TOPICS / "task1-2021.xml", 2: TOPICS / "task2-2021.xml"}
 
 BUILD = """
-import json, resource, sys, time
+import json, resource, sys, threading, time
 from mathsearch.indexes.build import build_index
+
+def used_mib():  # the machine's memory in use: every process of the build together (its children's too)
+    info = dict(line.split(":", 1) for line in open("/proc/meminfo"))
+    return (int(info["MemTotal"].split()[0]) - int(info["MemAvailable"].split()[0])) / 1024
+
+start_used, peak_used, done = used_mib(), [0.0], threading.Event()
+def sample():
+    while not done.wait(1.0):
+        peak_used[0] = max(peak_used[0], used_mib())
+threading.Thread(target=sample, daemon=True).start()
 t, c = time.perf_counter(), time.process_time()
 encoder, query_encoder, plan, budget = sys.argv[3] or None, sys.argv[4] or None, sys.argv[5] or None, float(sys.argv[6])
 optional = ("dense",) if encoder or plan else ()
 counts = build_index(sys.argv[1], sys.argv[2], optional=optional, encoder=encoder if encoder or plan else "minilm",
                      query_encoder=query_encoder, **({"dense_plan": plan, "dense_budget": budget} if plan else {}))
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers, "indexes": counts.indexes,
+print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers,
+                  "indexes": {"store_seconds": counts.seconds, **counts.indexes},
                   "cpu_seconds": time.process_time() - c + kids.ru_utime + kids.ru_stime,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "child_peak_mib": kids.ru_maxrss / 1024}))
+                  "child_peak_mib": kids.ru_maxrss / 1024,
+                  "machine_peak_mib": max(peak_used[0] - start_used, 0.0), "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}))
+done.set()
 """
 
 QUERY = """
@@ -74,6 +87,25 @@ def _child(code: str, *args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _build(collection: Path, index: Path, encoder: str, query_encoder: str, plan: str, budget: float) -> dict:
+    """Build ``index`` in a child process; its figures, also kept beside the index (``INDEX.build.json``)
+    so that a later run prints them again (e.g. the build without vectors beside one with)."""
+    build = _child(BUILD, str(collection), str(index), encoder, query_encoder, plan, str(budget))
+    _record_path(index).write_text(json.dumps(build))
+    return build
+
+
+def _record_path(index: Path) -> Path:
+    return index.with_name(index.name + ".build.json")
+
+
+def _record(index: Path) -> dict | None:
+    try:
+        return json.loads(_record_path(index).read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def _size_mib(path: Path) -> float:
     if path.is_file():
         return path.stat().st_size / 2**20
@@ -102,18 +134,32 @@ def main(argv: list[str] | None = None) -> int:
                         "--out", str(collection)], check=True, stdout=subprocess.DEVNULL)
     build = None
     if args.index is None and (args.rebuild or not (index / "formula" / "manifest.json").is_file()):
-        build = _child(BUILD, str(collection), str(index), args.encoder, args.query_encoder, args.dense,
-                       str(args.dense_budget))
+        build = _build(collection, index, args.encoder, args.query_encoder, args.dense, args.dense_budget)
+    elif args.index is None:
+        build = _record(index)
     sizes = {part.name: _size_mib(part) for part in sorted(index.iterdir())}
     print(f"index: {index}" if args.index else f"collection: {args.answers:,} answers ({collection})")
     if build:
-        print(f"index build: {build['seconds']:.1f} s wall ({build['answers'] / build['seconds']:,.0f} answers/s), "
-              f"{build['cpu_seconds']:.1f} CPU s; peak RSS {build['peak_mib']:,.0f} MiB (main), "
-              f"{build['child_peak_mib']:,.0f} MiB (largest child); steps: "
-              + ", ".join(f"{k} {v:.1f} s" for k, v in build["indexes"].items() if k.endswith("seconds")))
+        rows = [("vectors: " + (args.dense and f"--dense {args.dense}" or args.encoder or "none"), build)]
+        if args.encoder or args.dense:  # the build without vectors beside it, measured by this script too
+            plain = args.work / f"index-{args.answers}"
+            if args.rebuild or not (plain / "formula" / "manifest.json").is_file():
+                rows.append(("vectors: none", _build(collection, plain, "", "", "", args.dense_budget)))
+            elif _record(plain):
+                rows.append(("vectors: none", _record(plain)))
+        print()
+        print("| build | wall min | CPU min | steps, wall s | peak RSS MiB (main / largest child) | machine peak MiB | finished |")
+        print("|---|---|---|---|---|---|---|")
+        for label, b in rows:
+            steps = ", ".join(f"{k[:-8]} {v:,.0f}" for k, v in b["indexes"].items()
+                              if k.endswith("_seconds") and not k.endswith("cpu_seconds")
+                              and isinstance(v, int | float))
+            print(f"| {label} | {b['seconds'] / 60:.1f} | {b['cpu_seconds'] / 60:.1f} | {steps} | "
+                  f"{b['peak_mib']:,.0f} / {b['child_peak_mib']:,.0f} | {b.get('machine_peak_mib', 0):,.0f} | "
+                  f"{b.get('finished', '?')} |")
         plan = build["indexes"].get("dense_plan")
         if plan:
-            print(f"dense plan: {plan['plan']} ({plan['reason']}); teacher posts {plan['teacher_posts']:,}, "
+            print(f"\ndense plan: {plan['plan']} ({plan['reason']}); teacher posts {plan['teacher_posts']:,}, "
                   f"MiniLM {plan['minilm_posts_per_second']} posts/s measured, rates {plan['rates']}")
     print("index size: " + ", ".join(f"{k} {v:,.1f} MiB" for k, v in sizes.items()))
     print()
