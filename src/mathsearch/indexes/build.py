@@ -44,7 +44,8 @@ def _timed(step: IndexStep, building: Path, progress: Progress | None) -> tuple[
 
 
 def _run_steps(steps: list[tuple[str, IndexStep]], building: Path, progress: Progress | None) -> dict[str, Any]:
-    """Run independent ``steps`` side by side; their counts merged, with ``NAME_seconds`` each."""
+    """Run independent ``steps`` side by side (the first in this process); their counts merged, with
+    ``NAME_seconds`` each."""
     results = side_by_side([(name, partial(_timed, step, building)) for name, step in steps], progress)
     out: dict[str, Any] = {}
     for name, _ in steps:
@@ -121,9 +122,23 @@ def build_index(
             with Store.open(building) as store:
                 plan = choose_plan(store, dense_plan, dense_budget, encoder, query_encoder, choose_device(device))
         if not store_only:
-            counts.indexes.update(_run_steps(INDEX_STEPS, building, progress))
-            # Optional steps (dense vectors) use every core themselves: one after the other.
+            steps = list(INDEX_STEPS)
+            if plan is not None and plan.plan == "student":
+                # The student's teacher is MiniLM on one thread: it fills the cores the text and
+                # formula steps leave, and the student trains and encodes as soon as it is done.  It
+                # runs here (torch is loaded here by the rate probe), the others in forked children
+                # that never touch torch.
+                from .dense_plan import run_plan
+                from .resume import resume_root
+
+                beside = tuple(name for name, _ in INDEX_STEPS)
+                steps.insert(0, ("dense", partial(run_plan, plan=plan, resume=resume_root(index_dir), beside=beside)))
+            counts.indexes.update(_run_steps(steps, building, progress))
+            # Other optional steps (vectors of MiniLM or a named encoder) use every core themselves:
+            # after the lexical ones (beside the formula step, a static encoder was slower at 100k).
             for name in optional:
+                if name == "dense" and "dense" in dict(steps):
+                    continue
                 step = OPTIONAL_STEPS[name]
                 if name == "dense":
                     from .dense_plan import run_plan

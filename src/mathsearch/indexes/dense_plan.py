@@ -5,9 +5,11 @@ embedding, said with its reason and estimated time, and recorded in the index's 
   here; chosen where that fits the time budget (``--dense-budget``, minutes for the dense part):
   small collections, or a GPU.
 * ``student``: the measured full-size recipe in the same command.  MiniLM embeds a seeded sample of
-  the posts as teacher (as many as the budget allows, at least :data:`MIN_TEACHER`), a static
-  student trains on them with :class:`~mathsearch.encoders.train.TrainConfig`'s defaults (the
-  README's static row), then encodes every post (thousands a second); topics are encoded by MiniLM.
+  :data:`TEACHER_POSTS` posts as teacher, a static student trains on them with
+  :class:`~mathsearch.encoders.train.TrainConfig`'s defaults (the README's static row), then
+  encodes every post (thousands a second); topics are encoded by MiniLM.  The whole dense part runs
+  beside the text and formula steps (:func:`mathsearch.indexes.build.build_index`): the teacher on
+  one thread while they build, where MiniLM does the most per CPU second.
 * ``encoder``: ``--encoder NAME`` (and ``--query-encoder``) as given.
 
 The MiniLM rate is measured on the collection's first posts (:data:`PROBE_POSTS`) on the device the
@@ -31,7 +33,11 @@ from .resume import ChunkedEmbedding, chunk_size, say
 
 PLANS = ("auto", "minilm", "student")
 DEFAULT_BUDGET_MINUTES = 60.0
-MIN_TEACHER = 20_000  # the teacher of today's recipe (README: more helps only slowly)
+# The teacher of the measured recipe.  Fixed rather than grown to fill the budget: it shares the
+# cores with the text and formula steps, so every post more lengthens the whole build (~1/12 CPU s
+# a post), and more teacher posts helped only slowly (docs/log/dense-encoders.md).
+TEACHER_POSTS = 20_000
+MIN_TEACHER = TEACHER_POSTS  # the name earlier code and notes use
 PROBE_POSTS = 128  # timed after a warm-up batch of 16
 # The student's own costs, measured on this machine's two cores (README): training ~5.5 min at 2.4M
 # posts, reading them included; encoding ~4,000 posts a second (2,000 per CPU second).
@@ -150,12 +156,12 @@ def choose_plan(store, asked: str = "auto", budget_minutes: float = DEFAULT_BUDG
                              estimated_seconds=round(minilm_seconds, 1), budget_minutes=budget_minutes, device=device)
         else:
             own = posts * (TRAIN_SECONDS_PER_POST + 1 / STUDENT_POSTS_PER_SECOND)
-            teacher = int(min(posts, max(MIN_TEACHER, rate * (budget - own))))
+            teacher = min(posts, TEACHER_POSTS)
             why = ("--dense student" if asked == "student" else
                    f"MiniLM on every post would take {_minutes(minilm_seconds)} at {rate:,.1f} posts/s, over the "
                    f"{budget_minutes:g}-minute budget")
-            if teacher == MIN_TEACHER and teacher / rate + own > budget:
-                why += f" (the smallest teacher, {MIN_TEACHER:,} posts, does not fit it either at this rate)"
+            if teacher / rate + own > budget:
+                why += f" (the teacher, {teacher:,} posts, does not fit it either at this rate)"
             plan = DensePlan("student", why, posts, None, "minilm", teacher_posts=teacher,
                              minilm_posts_per_second=round(rate, 2), estimated_seconds=round(teacher / rate + own, 1),
                              budget_minutes=budget_minutes, device=device)
@@ -172,34 +178,74 @@ def teacher_positions(n: int, budget: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, budget, replace=False))
 
 
+class PacedEncoder:
+    """MiniLM on one CPU thread while the steps of ``building`` named by ``beside`` have not yet
+    written their manifests, on every thread after (checked before each chunk).  MiniLM does the
+    most per CPU second on one thread (12 posts against 7 on each of two), and the vectors are the
+    same whatever the thread count (tested)."""
+
+    def __init__(self, model, building: Path | None, beside: tuple[str, ...]):
+        import torch
+
+        self.model, self.building, self.beside = model, building, beside
+        self.dim, self.device = model.dim, model.device
+        self.threads = torch.get_num_threads()
+        self.one_thread_posts = 0  # posts embedded on one thread, beside the other steps
+
+    def busy(self) -> bool:
+        return self.building is not None and any(not (self.building / step / "manifest.json").is_file()
+                                                 for step in self.beside)
+
+    def encode(self, texts, progress=None, stage="dense"):
+        import torch
+
+        if self.model.device == "cpu":
+            one = self.busy()
+            torch.set_num_threads(1 if one else self.threads)
+            self.one_thread_posts += len(texts) if one else 0
+        return self.model.encode(texts, progress, stage)
+
+    def restore(self) -> None:
+        import torch
+
+        torch.set_num_threads(self.threads)
+
+
 def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed: int, device: str,
-                  progress=None) -> dict[str, Any]:
+                  progress=None, building: Path | None = None, beside: tuple[str, ...] = ()) -> dict[str, Any]:
     """MiniLM's vectors of the teacher's posts, written as a dense index under ``folder`` (what
-    ``train(teacher_index=...)`` reads), chunk by chunk into ``resume``."""
+    ``train(teacher_index=...)`` reads), chunk by chunk into ``resume``.  ``beside``: the steps of
+    ``building`` that run at the same time (MiniLM keeps to one thread until they are done)."""
     from ..encoders.builtin import MiniLMEncoder
     from ..encoders.train import posts_of
     from .dense import DENSE_DIR
 
     ids, texts, parent = posts_of(store)
     chosen = teacher_positions(len(ids), positions_budget, seed)
-    model = MiniLMEncoder(device=device)
+    n_questions = len(ids) - len(parent)
+    # only the chosen posts are kept: at full size the teacher runs for half an hour beside the
+    # formula step, and every passage would hold gigabytes of it
+    chosen_posts = {k: (ids[k], texts[k]) for k in chosen.tolist()}
+    del ids, texts, parent
+    model = PacedEncoder(MiniLMEncoder(device=device), building, beside)
     root = folder / DENSE_DIR
     root.mkdir(parents=True, exist_ok=True)
-    n_questions = len(ids) - len(parent)
     counts = {"resumed": 0, "encoded": 0}
     for part, key, mine in (("questions", "question_ids", chosen[chosen < n_questions]),
                             ("answers", "answer_ids", chosen[chosen >= n_questions])):
         chunks = ChunkedEmbedding(resume, "teacher-minilm-v1", part, chunk_size("minilm"))
-        got, vectors = chunks.embed(model, ((ids[k], texts[k]) for k in mine.tolist()), len(mine), f"teacher {part}",
+        got, vectors = chunks.embed(model, (chosen_posts[k] for k in mine.tolist()), len(mine), f"teacher {part}",
                                     progress)
         np.save(root / f"{part}.npy", vectors)
         np.save(root / f"{key}.npy", np.asarray(got, dtype=np.int64))
         counts["resumed"] += chunks.resumed
         counts["encoded"] += chunks.encoded
+    model.restore()
     (root / "manifest.json").write_text(json.dumps({"encoder": {"name": "minilm", "kind": "minilm", "version": 1},
                                                     "teacher_posts": len(chosen)}))
     return {"teacher_posts": len(chosen), "teacher_resumed_posts": counts["resumed"],
-            "teacher_encoded_posts": counts["encoded"], "teacher_device": model.device}
+            "teacher_encoded_posts": counts["encoded"], "teacher_device": model.device,
+            "teacher_one_thread_posts": model.one_thread_posts, "dense_beside": list(beside)}
 
 
 def _student_ready(folder: Path, config, posts: int) -> bool:
@@ -214,8 +260,10 @@ def _student_ready(folder: Path, config, posts: int) -> bool:
             and all(info.get("config", {}).get(k) == v for k, v in wanted.items()))
 
 
-def run_plan(building: Path, progress=None, plan: DensePlan | None = None, resume: str | Path | None = None) -> dict:
-    """The dense step of a build: ``plan``'s vectors into ``building/dense`` (counts for the manifest)."""
+def run_plan(building: Path, progress=None, plan: DensePlan | None = None, resume: str | Path | None = None,
+             beside: tuple[str, ...] = ()) -> dict:
+    """The dense step of a build: ``plan``'s vectors into ``building/dense`` (counts for the manifest).
+    ``beside``: the steps running at the same time (see :func:`embed_teacher`)."""
     from ..store import Store
     from .dense import build_dense_index
 
@@ -227,18 +275,19 @@ def run_plan(building: Path, progress=None, plan: DensePlan | None = None, resum
             out.update(build_dense_index(store, building, progress, encoder=plan.encoder, query_encoder=plan.query_encoder,
                                          resume=resume, device=plan.device))
         else:
-            out.update(_student(store, building, progress, plan, resume or building / ".resume"))
+            out.update(_student(store, building, progress, plan, resume or building / ".resume", beside))
     out["dense_plan"] = plan.as_json()
     return out
 
 
-def _student(store, building: Path, progress, plan: DensePlan, resume: Path) -> dict:
+def _student(store, building: Path, progress, plan: DensePlan, resume: Path, beside: tuple[str, ...] = ()) -> dict:
     from ..encoders.train import TrainConfig, train
     from .dense import build_dense_index
 
     config = TrainConfig(teacher_budget=max(1, plan.teacher_posts))
     started = time.perf_counter()
-    teacher = embed_teacher(store, resume / "teacher", resume, config.teacher_budget, config.seed, plan.device, progress)
+    teacher = embed_teacher(store, resume / "teacher", resume, config.teacher_budget, config.seed, plan.device, progress,
+                            building, beside)
     teacher_seconds = time.perf_counter() - started
     student = resume / "student"
     started = time.perf_counter()
