@@ -167,7 +167,8 @@ def test_dense_options_are_refused_before_any_work(tmp_path):
     dump = make_dump(tmp_path / "dump")
     for extra, said in ((["--dense=teacher"], "--dense 'teacher'"), (["--dense", "--dense-budget", "0"], "--dense-budget"),
                         (["--dense", "--device", "tpu"], "--device 'tpu'"),
-                        (["--dense", "student", "--encoder", "minilm"], "two plans")):
+                        (["--dense", "student", "--encoder", "minilm"], "two plans"),
+                        (["--dense", "bogus"], "--dense 'bogus': give one of auto, minilm, student")):
         result = CliRunner().invoke(app, ["index", str(dump), "--index", str(tmp_path / "idx"), *extra])
         assert result.exit_code == 2 and said in result.output, (extra, result.output)
         assert not (tmp_path / "idx").exists()

@@ -10,15 +10,18 @@ from rich.progress import (
     BarColumn,
     DownloadColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
+from rich.text import Text
 from typer.core import TyperCommand
 
 from ..indexes.build import build_index
 from ..indexes.mirmu import check_artifacts
 from ..indexes.resume import kept_vectors, resume_root
+from ..store.build import BYTE_STAGES
 from ._common import console as make_console
 from ._common import friendly_errors, print_json
 
@@ -45,9 +48,49 @@ def dense_values(args: list[str]) -> list[str]:
     return out
 
 
+def word_after_dense(args: list[str]) -> str | None:
+    """The word that follows ``--dense`` when it is no option (a plan misspelt, or the collection)."""
+    for i, arg in enumerate(args[:-1]):
+        if arg == "--dense" and not args[i + 1].startswith("-"):
+            return args[i + 1]
+    return None
+
+
+class _Done(ProgressColumn):
+    """Bytes for the store's stages (a file read), counts for the others (posts, formulae)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = DownloadColumn()
+
+    def render(self, task) -> Text:  # noqa: ANN001 - rich's Task
+        if task.description.strip() in BYTE_STAGES:
+            return self.size.render(task)
+        return Text(f"{int(task.completed):,}/{int(task.total or 0):,}", style="progress.download")
+
+
+class _Rate(ProgressColumn):
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = TransferSpeedColumn()
+
+    def render(self, task) -> Text:  # noqa: ANN001 - rich's Task
+        if task.description.strip() in BYTE_STAGES:
+            return self.size.render(task)
+        return Text("?" if task.speed is None else f"{task.speed:,.1f}/s", style="progress.data.speed")
+
+
 class IndexCommand(TyperCommand):
     def parse_args(self, ctx, args):  # noqa: ANN001, ANN201 - click's signature
-        return super().parse_args(ctx, dense_values(list(args)))
+        try:
+            return super().parse_args(ctx, dense_values(list(args)))
+        except Exception as exc:  # typer's own click's UsageError, which it does not export
+            word = word_after_dense(list(args))
+            message = str(getattr(exc, "message", ""))
+            if word is None or "extra argument" not in message or word not in message:
+                raise
+        # `--dense bogus COLLECTION`: click alone would say "unexpected extra argument (bogus)"
+        ctx.fail(f"--dense {word!r}: give one of {', '.join(DENSE_PLANS)}, or --dense alone (the auto plan).")
 
 
 def index(
@@ -79,7 +122,7 @@ def index(
     """Read a collection into INDEX_DIR; print what was read and what was skipped."""
     console = make_console(stderr=True)  # one line a message when piped
     with Progress(
-        TextColumn("{task.description:>10}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+        TextColumn("{task.description:>10}"), BarColumn(), _Done(), _Rate(), TimeRemainingColumn(),
         console=console, disable=json_out or not console.is_terminal, transient=True,
     ) as bar:
         tasks: dict[str, int] = {}

@@ -39,6 +39,8 @@ from .schema import (
 )
 
 BATCH = 5000
+# The stages whose progress counts bytes of a file read (the others of a build count posts or formulae).
+BYTE_STAGES = ("posts", "comments", "links", "formulas")
 
 # (stage name, bytes done so far, total bytes of the stage)
 Progress = Callable[[str, int, int], None]
