@@ -133,7 +133,7 @@ def test_only_what_the_build_wrote_is_removed(tmp_path):
 
 
 def test_the_plan_is_chosen_from_the_measured_rate_and_the_budget():
-    from mathsearch.indexes.dense_plan import MIN_TEACHER, choose_plan
+    from mathsearch.indexes.dense_plan import TEACHER_POSTS, choose_plan
 
     class Counts:
         def __init__(self, questions, answers):
@@ -146,11 +146,11 @@ def test_the_plan_is_chosen_from_the_measured_rate_and_the_budget():
     assert sample.plan == "minilm" and sample.estimated_seconds == pytest.approx(6_164 / 12, abs=0.1)
     full = choose_plan(Counts(1_000_000, 1_400_000), rate=12.0, quiet=True)
     assert full.plan == "student" and full.query_encoder == "minilm" and full.encoder is None
-    assert full.teacher_posts == MIN_TEACHER == 20_000  # the recipe's teacher: it shares the cores with the build
+    assert full.teacher_posts == TEACHER_POSTS == 20_000  # the recipe's teacher: it shares the cores with the build
     assert full.estimated_seconds == pytest.approx(20_000 / 12 + 2_400_000 * (330 / 2_400_000 + 1 / 4_000), abs=1)
     assert choose_plan(Counts(1_000_000, 1_400_000), rate=2_000.0, quiet=True).plan == "minilm"  # a GPU's rate
     slow = choose_plan(Counts(1_000_000, 1_400_000), rate=1.0, quiet=True)
-    assert slow.teacher_posts == MIN_TEACHER  # never fewer than today's recipe, whatever the estimate
+    assert slow.teacher_posts == TEACHER_POSTS  # never fewer than today's recipe, whatever the estimate
     assert choose_plan(Counts(10, 10), "student", rate=100.0, quiet=True).teacher_posts == 20  # every post
     assert choose_plan(Counts(10, 10), encoder="some-student", rate=None, quiet=True).plan == "encoder"  # no probe
 

@@ -19,6 +19,7 @@ from rich.text import Text
 from typer.core import TyperCommand
 
 from ..indexes.build import build_index
+from ..indexes.dense_plan import PLANS as DENSE_PLANS
 from ..indexes.mirmu import check_artifacts
 from ..indexes.resume import kept_vectors, resume_root
 from ..store.build import BYTE_STAGES
@@ -26,7 +27,6 @@ from ._common import console as make_console
 from ._common import friendly_errors, print_json
 
 DEFAULT_COLLECTION = Path("../shared/data/arqmath/collection")
-DENSE_PLANS = ("auto", "minilm", "student")
 
 
 def dense_values(args: list[str]) -> list[str]:
@@ -56,28 +56,25 @@ def word_after_dense(args: list[str]) -> str | None:
     return None
 
 
-class _Done(ProgressColumn):
-    """Bytes for the store's stages (a file read), counts for the others (posts, formulae)."""
+class _ByStage(ProgressColumn):
+    """The store's stages in bytes (a file read) by rich's own column, the others (posts, formulae)
+    as ``count(task)``."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: ProgressColumn, count, style: str) -> None:  # noqa: ANN001 - Task -> str
         super().__init__()
-        self.size = DownloadColumn()
+        self.size, self.count, self.style = size, count, style
 
     def render(self, task) -> Text:  # noqa: ANN001 - rich's Task
         if task.description.strip() in BYTE_STAGES:
             return self.size.render(task)
-        return Text(f"{int(task.completed):,}/{int(task.total or 0):,}", style="progress.download")
+        return Text(self.count(task), style=self.style)
 
 
-class _Rate(ProgressColumn):
-    def __init__(self) -> None:
-        super().__init__()
-        self.size = TransferSpeedColumn()
-
-    def render(self, task) -> Text:  # noqa: ANN001 - rich's Task
-        if task.description.strip() in BYTE_STAGES:
-            return self.size.render(task)
-        return Text("?" if task.speed is None else f"{task.speed:,.1f}/s", style="progress.data.speed")
+def _progress_columns() -> tuple[ProgressColumn, ...]:
+    done = _ByStage(DownloadColumn(), lambda t: f"{int(t.completed):,}/{int(t.total or 0):,}", "progress.download")
+    rate = _ByStage(TransferSpeedColumn(), lambda t: "?" if t.speed is None else f"{t.speed:,.1f}/s",
+                    "progress.data.speed")
+    return TextColumn("{task.description:>10}"), BarColumn(), done, rate, TimeRemainingColumn()
 
 
 class IndexCommand(TyperCommand):
@@ -122,7 +119,7 @@ def index(
     """Read a collection into INDEX_DIR; print what was read and what was skipped."""
     console = make_console(stderr=True)  # one line a message when piped
     with Progress(
-        TextColumn("{task.description:>10}"), BarColumn(), _Done(), _Rate(), TimeRemainingColumn(),
+        *_progress_columns(),
         console=console, disable=json_out or not console.is_terminal, transient=True,
     ) as bar:
         tasks: dict[str, int] = {}

@@ -37,7 +37,6 @@ DEFAULT_BUDGET_MINUTES = 60.0
 # cores with the text and formula steps, so every post more lengthens the whole build (~1/12 CPU s
 # a post), and more teacher posts helped only slowly (docs/log/dense-encoders.md).
 TEACHER_POSTS = 20_000
-MIN_TEACHER = TEACHER_POSTS  # the name earlier code and notes use
 PROBE_POSTS = 128  # timed after a warm-up batch of 16
 # The student's own costs, measured on this machine's two cores (README): training ~5.5 min at 2.4M
 # posts, reading them included; encoding ~4,000 posts a second (2,000 per CPU second).
