@@ -144,9 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.encoder or args.dense:  # the build without vectors beside it, measured by this script too
             plain = args.work / f"index-{args.answers}"
             if args.rebuild or not (plain / "formula" / "manifest.json").is_file():
-                rows.append(("vectors: none", _build(collection, plain, "", "", "", args.dense_budget)))
-            elif _record(plain):
-                rows.append(("vectors: none", _record(plain)))
+                built = _build(collection, plain, "", "", "", args.dense_budget)
+            else:
+                built = _record(plain)  # None for an index built otherwise: its figures are unknown
+            if built:
+                rows.append(("vectors: none", built))
         print()
         print("| build | wall min | CPU min | steps, wall s | peak RSS MiB (main / largest child) | machine peak MiB | finished |")
         print("|---|---|---|---|---|---|---|")
