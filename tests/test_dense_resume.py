@@ -178,6 +178,7 @@ def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base
     from typer.testing import CliRunner
 
     from mathsearch.cli import app
+    from mathsearch.indexes.build import LEXICAL_NICE
     from mathsearch.systems.ours import packaged_config_for
 
     dump = make_dump(tmp_path / "dump")
@@ -194,6 +195,7 @@ def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base
     assert counts["teacher_resumed_posts"] == 12 and counts["teacher_encoded_posts"] == 0 and counts["student_reused"]
     assert len(counted) == 0  # MiniLM embedded nothing twice: the teacher's vectors were all on disk
     assert counts["dense_encoder"] == "student" and counts["dense_answers"] == 7
+    assert counts["dense_beside"] == ["text", "formula"] and counts["lexical_nice"] == LEXICAL_NICE > 0
     manifest = json.loads((target / "dense" / "manifest.json").read_text())
     assert manifest["encoder"]["kind"] == "static" and manifest["query_encoder"]["name"] == "minilm"
     assert manifest["encoder"]["fingerprint"] == json.loads((target / "dense" / "encoder" / "encoder.json").read_text())["fingerprint"]

@@ -69,6 +69,20 @@ def test_side_by_side_runs_children_and_passes_their_progress():
     assert seen.count(("stage", 1, 2)) == 2  # the child's progress reached this process
 
 
+def _niceness(progress):
+    return os.nice(0)
+
+
+def test_side_by_side_nices_the_children_only():
+    """The student plan's lexical steps yield the cores to the dense part running here; this
+    process keeps its niceness, also when the steps run one after another in it."""
+    before = os.nice(0)
+    out = side_by_side([("here", _niceness), ("child", _niceness)], nice=3)
+    assert out == {"here": before, "child": min(before + 3, 19)}
+    assert side_by_side([("alone", _niceness)], nice=3) == {"alone": before}
+    assert os.nice(0) == before
+
+
 @pytest.mark.parametrize("step, kind, words", [
     (_raises_input_error, InputError, "the collection is unreadable"),
     (_raises_unpicklable, MathsearchError, "Unpicklable: x and y"),

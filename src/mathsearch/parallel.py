@@ -142,9 +142,11 @@ def _start(proc: Any) -> None:
                 signal.raise_signal(signum)
 
 
-def _child(step: Step, events: Any) -> None:
+def _child(step: Step, events: Any, nice: int = 0) -> None:
     """A step in a child process: its progress and its outcome travel back through ``events``."""
     try:
+        if nice:
+            os.nice(nice)  # this child and the workers it forks only
         result = step(lambda stage, done, total: events.put(("progress", (stage, done, total))))
         events.put(("done", result))
     except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
@@ -152,11 +154,13 @@ def _child(step: Step, events: Any) -> None:
 
 
 def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = None,
-                 context: str = "fork") -> dict[str, Any]:
+                 context: str = "fork", nice: int = 0) -> dict[str, Any]:
     """Run independent ``steps`` at once and return ``{name: result}``: the first here, the others
     each in a child process started with ``context`` (``fork``, or ``spawn`` when this process
-    runs threads a fork must not copy; then a step must pickle).  The first error is raised once
-    every step has ended or been stopped."""
+    runs threads a fork must not copy; then a step must pickle).  ``nice``: added to the children's
+    niceness (never to this process's, even when the steps run one after another here), so that
+    the first step, when it is the longest chain, gets the cores it asks for and the children the
+    rest.  The first error is raised once every step has ended or been stopped."""
     if len(steps) < 2 or context not in mp.get_all_start_methods():
         return {name: step(progress) for name, step in steps}
     ctx = mp.get_context(context)
@@ -185,7 +189,7 @@ def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = 
     try:
         for name, step in steps[1:]:  # started before this process opens anything the fork would copy
             events = ctx.Queue()
-            proc = ctx.Process(target=_child, args=(step, events), name=f"mathsearch-{name}")
+            proc = ctx.Process(target=_child, args=(step, events, nice), name=f"mathsearch-{name}")
             children.append((name, proc, events))  # listed first: a stop during the start still stops it
             _start(proc)
         listeners = [threading.Thread(target=listen, args=child, daemon=True) for child in children]

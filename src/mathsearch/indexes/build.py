@@ -36,6 +36,9 @@ from .steps import (  # noqa: F401  (importable from here, as before)
     check_optional_steps,
 )
 
+# Niceness of the text and formula steps beside the student plan's dense part (see build_index).
+LEXICAL_NICE = 10
+
 
 def _timed(step: IndexStep, building: Path, progress: Progress | None) -> tuple[dict, float]:
     started = time.perf_counter()
@@ -43,10 +46,11 @@ def _timed(step: IndexStep, building: Path, progress: Progress | None) -> tuple[
     return counts, round(time.perf_counter() - started, 2)
 
 
-def _run_steps(steps: list[tuple[str, IndexStep]], building: Path, progress: Progress | None) -> dict[str, Any]:
-    """Run independent ``steps`` side by side (the first in this process); their counts merged, with
-    ``NAME_seconds`` each."""
-    results = side_by_side([(name, partial(_timed, step, building)) for name, step in steps], progress)
+def _run_steps(steps: list[tuple[str, IndexStep]], building: Path, progress: Progress | None,
+               nice: int = 0) -> dict[str, Any]:
+    """Run independent ``steps`` side by side (the first in this process, the others ``nice``d); their
+    counts merged, with ``NAME_seconds`` each."""
+    results = side_by_side([(name, partial(_timed, step, building)) for name, step in steps], progress, nice=nice)
     out: dict[str, Any] = {}
     for name, _ in steps:
         counts, seconds = results[name]
@@ -133,7 +137,11 @@ def build_index(
 
                 beside = tuple(name for name, _ in INDEX_STEPS)
                 steps.insert(0, ("dense", partial(run_plan, plan=plan, resume=resume_root(index_dir), beside=beside)))
-            counts.indexes.update(_run_steps(steps, building, progress))
+                # The dense part is the longest chain (the teacher alone is ~27 CPU min at 1.4M
+                # answers): the lexical steps yield it its core and take every cycle it leaves,
+                # so they still have work when its tail (training, the student) leaves a core idle.
+                counts.indexes["lexical_nice"] = LEXICAL_NICE
+            counts.indexes.update(_run_steps(steps, building, progress, nice=counts.indexes.get("lexical_nice", 0)))
             # Other optional steps (vectors of MiniLM or a named encoder) use every core themselves:
             # after the lexical ones (beside the formula step, a static encoder was slower at 100k).
             for name in optional:
