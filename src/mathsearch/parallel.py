@@ -239,13 +239,18 @@ class Task(Protocol):
     def run(self, workers: int) -> dict: ...
 
 
-def run_task(task: Task, workers: int = 1, kill_marker: str | None = None) -> tuple[dict, float]:
+def run_task(task: Task, workers: int = 1, kill_marker: str | None = None,
+             kill_plan: Callable[[str], None] | None = None) -> tuple[dict, float]:
     """Do ``task``; return its counts (with its CPU seconds under :data:`CPU_KEY`) and seconds.
     ``kill_marker`` (tests of retries only): the first attempt, finding no file there, makes it and
-    kills its own process once the task's output is written, as a worker lost at the worst moment."""
+    kills its own process once the task's output is written, as a worker lost at the worst moment;
+    with ``kill_plan``, that is called with the marker before every attempt instead, to kill the
+    process where it chooses (e.g. half way through an embedding) and make the marker itself."""
     started, cpu = time.perf_counter(), _cpu_seconds()
+    if kill_marker is not None and kill_plan is not None:
+        kill_plan(kill_marker)
     counts = task.run(workers)
-    if kill_marker is not None and not os.path.exists(kill_marker):
+    if kill_marker is not None and kill_plan is None and not os.path.exists(kill_marker):
         Path(kill_marker).write_text(f"{task.key} killed in process {os.getpid()}\n")
         os.kill(os.getpid(), signal.SIGKILL)
     counts = {**counts, CPU_KEY: round(_cpu_seconds() - cpu, 2)}

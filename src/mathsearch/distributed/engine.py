@@ -58,11 +58,13 @@ class RayEngine:
     ``ray://HOST:10001``, ``HOST:6379``).  A Ray already initialised in this process is used as it
     is and left running."""
 
-    def __init__(self, address: str = "local", num_cpus: int | None = None, kill_once: tuple[str, str] | None = None):
+    def __init__(self, address: str = "local", num_cpus: int | None = None, kill_once: tuple[str, str] | None = None,
+                 kill_plan: Callable[[str], None] | None = None):
         ray = import_ray()
         self.workers = 1
         self._ray = ray
-        self._kill_once = kill_once  # (task key, marker file): tests of retries
+        self._kill_once = kill_once  # (task key, marker file): tests of retries (see run_task)
+        self._kill_plan = kill_plan
         self._owned = False
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
@@ -89,7 +91,7 @@ class RayEngine:
                 opts["num_cpus"] = max(1, int(ray.available_resources().get("CPU", 1)))
             if wants_gpu(task, ray.cluster_resources()):
                 opts["num_gpus"] = 1  # Ray hides the GPUs from a task that asked for none
-            refs.append(self._step.options(**opts).remote(task, 1, marker))
+            refs.append(self._step.options(**opts).remote(task, 1, marker, self._kill_plan if marker else None))
         pending = list(refs)
         done = 0
         try:
