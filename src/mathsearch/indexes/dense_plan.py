@@ -9,7 +9,8 @@ embedding, said with its reason and estimated time, and recorded in the index's 
   :class:`~mathsearch.encoders.train.TrainConfig`'s defaults (the README's static row), then
   encodes every post (thousands a second); topics are encoded by MiniLM.  The whole dense part runs
   beside the text and formula steps (:func:`mathsearch.indexes.build.build_index`): the teacher on
-  one thread while they build, where MiniLM does the most per CPU second.
+  one thread while they build, where MiniLM does the most per CPU second, and those steps at a
+  lower priority (:data:`~mathsearch.indexes.build.LEXICAL_NICE`), so that it keeps its core.
 * ``encoder``: ``--encoder NAME`` (and ``--query-encoder``) as given.
 
 The MiniLM rate is measured on the collection's first posts (:data:`PROBE_POSTS`) on the device the
