@@ -127,6 +127,7 @@ def build_index(
                 plan = choose_plan(store, dense_plan, dense_budget, encoder, query_encoder, choose_device(device))
         if not store_only:
             steps = list(INDEX_STEPS)
+            nice = 0
             if plan is not None and plan.plan == "student":
                 # The student's teacher is MiniLM on one thread: it fills the cores the text and
                 # formula steps leave, and the student trains and encodes as soon as it is done.  It
@@ -137,11 +138,11 @@ def build_index(
 
                 beside = tuple(name for name, _ in INDEX_STEPS)
                 steps.insert(0, ("dense", partial(run_plan, plan=plan, resume=resume_root(index_dir), beside=beside)))
-                # The dense part is the longest chain (the teacher alone is ~27 CPU min at 1.4M
+                # The dense part is the longest chain (the teacher alone is ~28 CPU min at 1.4M
                 # answers): the lexical steps yield it its core and take every cycle it leaves,
                 # so they still have work when its tail (training, the student) leaves a core idle.
-                counts.indexes["lexical_nice"] = LEXICAL_NICE
-            counts.indexes.update(_run_steps(steps, building, progress, nice=counts.indexes.get("lexical_nice", 0)))
+                nice = counts.indexes["lexical_nice"] = LEXICAL_NICE
+            counts.indexes.update(_run_steps(steps, building, progress, nice=nice))
             # Other optional steps (vectors of MiniLM or a named encoder) use every core themselves:
             # after the lexical ones (beside the formula step, a static encoder was slower at 100k).
             for name in optional:
