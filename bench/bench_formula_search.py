@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(phase_query(args.index, args.topics, args.repeat)))
         return 0
     if args.collection is not None:
-        from mathsearch.indexes.build import build_index
+        from mathsearch.building import build_index
 
         build_index(args.collection, args.index, store_only=True)
     common = ["--index", str(args.index)]

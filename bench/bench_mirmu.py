@@ -38,7 +38,7 @@ SEED_SECONDS = {  # seed 002, Table 5: average seconds a topic
 
 BUILD = """
 import json, resource, sys, time
-from mathsearch.indexes.build import build_index
+from mathsearch.building import build_index
 t, c = time.perf_counter(), time.process_time()
 optional = tuple(n for n in sys.argv[3].split(",") if n)
 counts = build_index(sys.argv[1], sys.argv[2], optional=optional)
@@ -50,7 +50,7 @@ print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers,
 
 ARTIFACTS = """
 import json, logging, resource, sys, time
-from mathsearch.indexes.mirmu import build_artifacts
+from mathsearch.building import build_artifacts
 logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
 for name in ("gensim.utils", "gensim.corpora.dictionary", "gensim.models.tfidfmodel", "smart_open"):
     logging.getLogger(name).setLevel(logging.WARNING)
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         build_missing(index, [n for n in args.with_.split(",") if n])
     print(f"index: {index}")
     manifests(index)
-    from mathsearch.indexes.directory import INDEX_KINDS
+    from mathsearch.indexes.kinds import INDEX_KINDS
     from mathsearch.systems import make_system, needs_of
 
     chosen = []

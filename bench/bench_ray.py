@@ -36,7 +36,7 @@ TOPICS = REPO.parent / "shared" / "data" / "arqmath" / "topics"
 BUILD = """
 import json, os, resource, sys, time
 os.environ["RAY_DISABLE_USAGE_STATS"] = "1"
-from mathsearch.indexes.build import build_index
+from mathsearch.building import build_index
 collection, index, mode, cpus = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 t, c = time.perf_counter(), time.process_time()
 if mode == "current":
@@ -45,7 +45,7 @@ else:
     import ray
     ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
     started = time.perf_counter() - t
-    from mathsearch.distributed import RayEngine
+    from mathsearch.building.engine import RayEngine
     counts = build_index(collection, index, engine=RayEngine, shards=int(mode.split(":")[1]))
     ray.shutdown()
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -86,7 +86,7 @@ for task, spec in runnable:
     per_system[spec] = time.perf_counter() - s
 serial_seconds, serial_cpu = time.perf_counter() - t, time.process_time() - c
 import ray
-from mathsearch.distributed import RayEngine
+from mathsearch.building.engine import RayEngine
 from mathsearch.distributed.batch import run_batch
 s = time.perf_counter()
 ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)

@@ -32,7 +32,7 @@ TOPIC_FILES = {1: TOPICS / "task1-2021.xml", 2: TOPICS / "task2-2021.xml"}
 
 BUILD = """
 import json, resource, sys, threading, time
-from mathsearch.indexes.build import build_index
+from mathsearch.building import build_index
 
 def used_mib():  # the machine's memory in use: every process of the build together (its children's too)
     info = dict(line.split(":", 1) for line in open("/proc/meminfo"))

@@ -27,10 +27,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 
+from mathsearch.building import build_index  # noqa: E402
+from mathsearch.building.train import ANCHORS, TrainConfig, checked, train  # noqa: E402
 from mathsearch.encoders.static import StaticEncoder  # noqa: E402
-from mathsearch.encoders.train import ANCHORS, TrainConfig, checked, train  # noqa: E402
 from mathsearch.errors import InputError  # noqa: E402
-from mathsearch.indexes.build import build_index  # noqa: E402
 from mathsearch.indexes.dense import post_passages  # noqa: E402
 from mathsearch.indexes.directory import read_manifest  # noqa: E402
 from mathsearch.store import Store  # noqa: E402

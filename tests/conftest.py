@@ -23,7 +23,7 @@ def data_dir() -> Path:
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample collection indexed once per test session (store and search indexes)."""
-    from mathsearch.indexes.build import build_index
+    from mathsearch.building import build_index
 
     index_dir = tmp_path_factory.mktemp("sample") / "index"
     build_index(COLLECTION, index_dir)

@@ -115,24 +115,59 @@ def test_import_contracts_hold():
     assert "2 kept, 0 broken" in done.stdout, done.stdout[-2000:]
 
 
-def test_an_upward_import_breaks_the_contracts(tmp_path):
-    """The contracts can fail: an import of the Ray engine from the index build (the loop this
-    package once had), even inside a function, breaks the layers and the no-loop contract."""
+def _linted_with(tmp_path: Path, module: str, code: str) -> subprocess.CompletedProcess:
+    """``lint-imports`` on a copy of the package whose ``module`` (a path under src/mathsearch) ends
+    with ``code``."""
     shutil.copytree(SRC / "mathsearch", tmp_path / "src" / "mathsearch", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(CONFIG, tmp_path / ".importlinter")
-    build = tmp_path / "src" / "mathsearch" / "indexes" / "build.py"
-    build.write_text(build.read_text() + "\n\ndef _ray():\n    from ..distributed.engine import RayEngine\n\n    return RayEngine\n")
-    done = lint_imports(tmp_path / "src", tmp_path)
+    path = tmp_path / "src" / "mathsearch" / module
+    path.write_text(path.read_text() + "\n\n" + code)
+    return lint_imports(tmp_path / "src", tmp_path)
+
+
+def test_an_upward_import_breaks_the_contracts(tmp_path):
+    """The contracts can fail: an import of the Ray batch runs from the index build, even inside a
+    function, breaks the layers and the no-loop contract (distributed.batch reads building.engine)."""
+    done = _linted_with(tmp_path, "building/build.py",
+                        "def _ray():\n    from ..distributed.batch import run_batch\n\n    return run_batch\n")
     assert done.returncode != 0, done.stdout[-2000:]
-    assert "mathsearch.indexes is not allowed to import mathsearch.distributed" in done.stdout, done.stdout[-3000:]
-    assert "mathsearch.indexes.build -> mathsearch.distributed.engine" in done.stdout
-    # both: the layers, and the loop it closes between the packages (distributed.batch reads indexes)
+    assert "mathsearch.building is not allowed to import mathsearch.distributed" in done.stdout, done.stdout[-3000:]
+    assert "mathsearch.building.build -> mathsearch.distributed.batch" in done.stdout
     assert "0 kept, 2 broken" in done.stdout, done.stdout[-2000:]
+
+
+def test_the_layers_contract_fails_alone(tmp_path):
+    """An upward import that closes no loop (the build reading the searcher) breaks the layers only."""
+    done = _linted_with(tmp_path, "building/build.py",
+                        "def _searcher():\n    from ..searcher import Searcher\n\n    return Searcher\n")
+    assert done.returncode != 0, done.stdout[-2000:]
+    assert "mathsearch.building is not allowed to import mathsearch.searcher" in done.stdout, done.stdout[-3000:]
+    assert "1 kept, 1 broken" in done.stdout, done.stdout[-2000:]
+    assert "Layers: imports go down the data flow, never up BROKEN" in done.stdout
+
+
+def test_the_no_loop_contract_fails_alone(tmp_path):
+    """A loop inside one package (the shard split reading the steps, which run the split) breaks the
+    no-loop contract only: the layers allow any import within a package."""
+    done = _linted_with(tmp_path, "building/shard_build.py",
+                        "def _steps():\n    from .steps import StepTask\n\n    return StepTask\n")
+    assert done.returncode != 0, done.stdout[-2000:]
+    assert "1 kept, 1 broken" in done.stdout, done.stdout[-2000:]
+    assert "No loops between sibling packages or modules, at any depth BROKEN" in done.stdout
+
+
+def test_no_contract_ignores_an_import():
+    """``ignore_imports`` hides a broken contract: none is allowed (a loop is fixed, not listed)."""
+    parser = configparser.ConfigParser()
+    parser.read(CONFIG)
+    ignoring = {name: parser[name]["ignore_imports"] for name in parser.sections() if "ignore_imports" in parser[name]}
+    assert ignoring == {}
+    assert [name for name in parser.sections() if name.startswith("importlinter:contract:")]  # the file was read
 
 
 def test_no_import_loops():
     graph, _ = import_graph(SRC)
-    assert len(graph) > 100 and graph["mathsearch.indexes.build"], "the import graph was not read"
+    assert len(graph) > 100 and graph["mathsearch.building.build"], "the import graph was not read"
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from test_search_golden import make_dump
 
-from mathsearch.encoders.train import TrainConfig
-from mathsearch.indexes.build import build_index
+from mathsearch.building import build_index
+from mathsearch.building.train import TrainConfig
 
 
 @pytest.fixture(scope="module")

@@ -18,10 +18,10 @@ from conftest import REPO
 from test_dense_recipe import small_base  # noqa: F401  (a fixture)
 from test_search_golden import make_dump
 
+from mathsearch.building import build_index, resume
+from mathsearch.building.resume import resume_root
 from mathsearch.encoders.builtin import MiniLMEncoder
-from mathsearch.indexes import resume
-from mathsearch.indexes.build import build_index
-from mathsearch.indexes.resume import resume_root
+from mathsearch.indexes import dense_chunks
 
 VECTOR_FILES = ("questions.npy", "question_ids.npy", "answers.npy", "answer_ids.npy")
 
@@ -31,7 +31,7 @@ def _killed_build(dump: Path, target: Path, after: int, plan: str, only: str = "
     folder holds ``only`` are on disk: a ``kill -9`` half way through the embedding."""
     script = f"""
 import os, signal
-import mathsearch.indexes.resume as r
+import mathsearch.indexes.dense_chunks as r
 r.SLOW_CHUNK = 2
 saved = r.ChunkedEmbedding._save
 n = [0]
@@ -42,7 +42,7 @@ def save(self, *a):
         if n[0] == {after}:
             os.kill(os.getpid(), signal.SIGKILL)
 r.ChunkedEmbedding._save = save
-from mathsearch.indexes.build import build_index
+from mathsearch.building import build_index
 build_index({str(dump)!r}, {str(target)!r}, optional=("dense",), dense_plan={plan!r})
 """
     environment = {**os.environ, "PYTHONPATH": str(REPO / "src"), **(env or {})}
@@ -62,7 +62,7 @@ def counted(monkeypatch):
         return encode(self, texts, progress, stage)
 
     monkeypatch.setattr(MiniLMEncoder, "encode", counting)
-    monkeypatch.setattr(resume, "SLOW_CHUNK", 2)
+    monkeypatch.setattr(dense_chunks, "SLOW_CHUNK", 2)
     return seen
 
 
@@ -96,7 +96,7 @@ def test_a_killed_minilm_embedding_resumes_where_it_stopped(tmp_path, counted, c
 
 
 def test_a_chunk_that_no_longer_matches_is_embedded_again(tmp_path, counted):
-    from mathsearch.indexes.resume import ChunkedEmbedding
+    from mathsearch.indexes.dense_chunks import ChunkedEmbedding
 
     class Model:
         dim = 3
@@ -126,14 +126,14 @@ def test_only_what_the_build_wrote_is_removed(tmp_path):
     (root / "minilm-v1" / "answers").mkdir(parents=True)
     (root / "minilm-v1" / "answers" / "000000.npz").write_bytes(b"x")
     assert resume.remove_resume(target) == 0 and root.exists()  # no mark: not ours, untouched
-    (root / resume.RESUME_MARK).write_text("")
+    (root / dense_chunks.RESUME_MARK).write_text("")
     (root / "notes.txt").write_text("mine")
     assert resume.remove_resume(target) == 2
     assert sorted(p.name for p in root.rglob("*")) == ["notes.txt"]
 
 
 def test_the_plan_is_chosen_from_the_measured_rate_and_the_budget():
-    from mathsearch.indexes.dense_plan import TEACHER_POSTS, choose_plan
+    from mathsearch.building.dense_plan import TEACHER_POSTS, choose_plan
 
     class Counts:
         def __init__(self, questions, answers):
@@ -177,8 +177,8 @@ def test_dense_options_are_refused_before_any_work(tmp_path):
 def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base, counted):  # noqa: F811
     from typer.testing import CliRunner
 
+    from mathsearch.building.build import LEXICAL_NICE
     from mathsearch.cli import app
-    from mathsearch.indexes.build import LEXICAL_NICE
     from mathsearch.systems.ours import packaged_config_for
 
     dump = make_dump(tmp_path / "dump")
@@ -213,7 +213,7 @@ def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base
             == manifest["encoder"]["fingerprint"])
     # the one command trains the student of the three-command recipe: a MiniLM index as teacher, then
     # train-encoder's defaults (README's static row)
-    from mathsearch.encoders.train import TrainConfig, train
+    from mathsearch.building.train import TrainConfig, train
     from mathsearch.store import Store
 
     build_index(dump, tmp_path / "minilm", optional=("dense",), dense_plan="minilm")
@@ -247,7 +247,7 @@ def test_sigterm_keeps_the_chunks_and_says_so(tmp_path):
 
     dump = make_dump(tmp_path / "dump")
     target = tmp_path / "idx"
-    script = ("import sys\nimport mathsearch.indexes.resume as r\nr.SLOW_CHUNK = 2\nfrom mathsearch.cli import main\n"
+    script = ("import sys\nimport mathsearch.indexes.dense_chunks as r\nr.SLOW_CHUNK = 2\nfrom mathsearch.cli import main\n"
               f"sys.argv = ['mathsearch', 'index', {str(dump)!r}, '--index', {str(target)!r}, '--dense', 'minilm']\n"
               "main()\n")
     proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
@@ -279,7 +279,7 @@ def test_a_users_resume_folder_or_a_bad_dense_option_stops_the_build_before_any_
     with pytest.raises(InputError):
         build_index(dump, target, optional=optional, dense_budget=dense_budget, device=device)
     assert (theirs / "manifest.json").read_text() == "mine\n"
-    assert not (theirs / resume.RESUME_MARK).exists() and not target.exists()
+    assert not (theirs / dense_chunks.RESUME_MARK).exists() and not target.exists()
 
 
 def test_the_teacher_keeps_to_one_thread_while_the_lexical_steps_build(tmp_path):
@@ -287,7 +287,7 @@ def test_the_teacher_keeps_to_one_thread_while_the_lexical_steps_build(tmp_path)
     second), all of them once both steps have written their manifests."""
     import torch
 
-    from mathsearch.indexes.dense_plan import PacedEncoder
+    from mathsearch.building.dense_plan import PacedEncoder
 
     threads: list[int] = []
 
@@ -315,7 +315,7 @@ def test_minilm_gives_the_same_bytes_on_one_thread_as_on_all(sample_index):
     uninterrupted one may switch at different chunks: their vectors must not depend on it."""
     import torch
 
-    from mathsearch.indexes.dense_plan import first_passages
+    from mathsearch.building.dense_plan import first_passages
     from mathsearch.store import Store
 
     with Store.open(sample_index) as store:

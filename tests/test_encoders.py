@@ -11,11 +11,11 @@ from conftest import COLLECTION, TOPICS
 from test_search_golden import make_dump, ranking
 
 import mathsearch.encoders as encoders
+from mathsearch.building import build_index
+from mathsearch.building.train import TrainConfig, train
 from mathsearch.encoders import check_encoder, encoder_info, load_encoder
 from mathsearch.encoders.static import StaticEncoder
-from mathsearch.encoders.train import TrainConfig, train
 from mathsearch.errors import InputError
-from mathsearch.indexes.build import build_index
 from mathsearch.indexes.dense import ANN_NPROBE, DenseIndex, build_ann, build_dense_index
 from mathsearch.readers.arqmath import iter_posts
 from mathsearch.readers.topics import read_topics
@@ -198,7 +198,7 @@ def test_teacher_anchored_training_and_a_restricted_teacher(tiny, tmp_path):
 
     index, _, info = tiny
     with Store.open(index) as store:
-        from mathsearch.encoders.train import posts_of
+        from mathsearch.building.train import posts_of
 
         ids, _, parent = posts_of(store)
         allowed = set(sorted(ids)[::2])
@@ -233,7 +233,7 @@ def test_question_anchors_by_kind():
     MiniLM's row where the teacher embedded the question and the student's elsewhere."""
     import torch
 
-    from mathsearch.encoders.train import question_anchors
+    from mathsearch.building.train import question_anchors
 
     target = torch.tensor([[1.0, 0.0], [0.0, 1.0]])  # teacher rows of posts 7 and 9
     row_of = {7: 0, 9: 1}
@@ -251,7 +251,7 @@ def test_question_anchors_by_kind():
 def test_capped_pairs_keep_the_taught_questions_first():
     """At most ``cap`` question -> answer pairs, in order: every pair whose question has a teacher
     vector first, the rest drawn with the seed (at full size ~1M pairs meet 20-30k teacher posts)."""
-    from mathsearch.encoders.train import capped_pairs
+    from mathsearch.building.train import capped_pairs
 
     pairs = np.asarray([(q, 100 + i) for i, q in enumerate([1, 2, 3, 4, 5, 6, 7, 8])])
     taught = {2: 0, 5: 1, 7: 2}  # question position -> teacher row
@@ -297,7 +297,7 @@ def test_links_and_bm25_hard_negatives_join_training(tiny, tmp_path):
     pairs, and BM25's answers to a question (outside its thread and linked threads) as hard negatives."""
     import dataclasses
 
-    from mathsearch.encoders.train import bm25_negatives, link_pairs, posts_of
+    from mathsearch.building.train import bm25_negatives, link_pairs, posts_of
     from mathsearch.indexes.text_index import TextIndex
 
     index, _, info = tiny
@@ -365,7 +365,7 @@ def test_a_bigram_student_adds_pair_rows_and_reloads_identically(tiny, tmp_path)
 def test_a_link_batch_never_scores_a_question_against_itself():
     import torch
 
-    from mathsearch.encoders.train import without_itself
+    from mathsearch.building.train import without_itself
 
     asked, alike = np.array([7, 9, 7]), np.array([9, 7, 4])  # 7 <-> 9 both ways, and 7 -> 4
     out = without_itself(torch.zeros(3, 3), asked, alike)

@@ -19,8 +19,8 @@ from conftest import COLLECTION
 from test_store import _raw_dump
 from typer.testing import CliRunner
 
+from mathsearch.building import build_index
 from mathsearch.cli import app
-from mathsearch.indexes.build import build_index
 from mathsearch.indexes.directory import MANIFEST
 from mathsearch.store import Store
 from mathsearch.store.atomic import LOCK_FILE, _lock, _unlock, clean_stale_builds

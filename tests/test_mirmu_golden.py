@@ -9,7 +9,7 @@ import math
 import pytest
 from test_search_golden import make_dump
 
-from mathsearch.indexes.build import build_index
+from mathsearch.building import build_index
 from mathsearch.indexes.mirmu.common import _hashed, mixed_tokens, mterm_tokens
 from mathsearch.indexes.mirmu.scm import build_scm
 from mathsearch.store import Store

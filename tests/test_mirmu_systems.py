@@ -15,10 +15,10 @@ from conftest import TOPICS
 from test_search_golden import make_dump
 from typer.testing import CliRunner
 
+from mathsearch.building import build_artifacts
 from mathsearch.cli import app
 from mathsearch.encoders import load_encoder, resolve
 from mathsearch.indexes.dense import DenseIndex, build_dense_index
-from mathsearch.indexes.mirmu import build_artifacts
 from mathsearch.readers.topics import read_topics
 from mathsearch.runs.writer import write_formula_run, write_trec_run
 from mathsearch.store import Store

@@ -1,6 +1,6 @@
 """A Ray embedding task whose worker is killed (``kill -9``), after its vectors were made or half way
 through them (two chunks on disk), is retried and resumes from its chunks, beside the target:
-nothing embedded twice, the same bytes as a build that was never killed (``indexes/resume.py``)."""
+nothing embedded twice, the same bytes as a build that was never killed (``indexes/dense_chunks.py``, ``building/resume.py``)."""
 
 from __future__ import annotations
 
@@ -28,12 +28,12 @@ def _die_after_two_chunks(marker: str) -> None:
     import signal
     from pathlib import Path
 
-    import mathsearch.indexes.resume as resume
+    import mathsearch.indexes.dense_chunks as chunks
 
-    resume.FAST_CHUNK = CHUNK
+    chunks.FAST_CHUNK = CHUNK
     if Path(marker).exists():
         return
-    save, saved = resume.ChunkedEmbedding._save, []
+    save, saved = chunks.ChunkedEmbedding._save, []
 
     def save_then_die(self, i, ids, texts, vectors):
         save(self, i, ids, texts, vectors)
@@ -42,15 +42,15 @@ def _die_after_two_chunks(marker: str) -> None:
             Path(marker).write_text(f"killed after {len(saved)} chunks, {sum(saved)} posts, in process {os.getpid()}\n")
             os.kill(os.getpid(), signal.SIGKILL)
 
-    resume.ChunkedEmbedding._save = save_then_die
+    chunks.ChunkedEmbedding._save = save_then_die
 
 
 def _built_on_ray(tmp_path, **kill):
     """The small dump in 2 shards with a tiny static encoder's vectors, built by Ray tasks on a
     cluster of its own (a worker a kill plan changed is not reused by another test); ``kill``:
     RayEngine's ``kill_once`` / ``kill_plan``."""
-    from mathsearch.distributed import RayEngine
-    from mathsearch.indexes.build import build_partitioned
+    from mathsearch.building import build_partitioned
+    from mathsearch.building.engine import RayEngine
 
     encoder = train_tiny_encoder(tmp_path / "enc")
     dump = make_dump(tmp_path / "dump")
@@ -71,9 +71,9 @@ def _posts_of_shard(index, shard: str) -> int:
 
 
 def test_a_killed_embedding_task_resumes_from_its_chunks(tmp_path):
-    from mathsearch.distributed.engine import wants_gpu
-    from mathsearch.indexes.resume import resume_root
-    from mathsearch.indexes.steps import StepTask
+    from mathsearch.building.engine import wants_gpu
+    from mathsearch.building.resume import resume_root
+    from mathsearch.building.steps import StepTask
 
     marker = tmp_path / "killed.txt"
     counts, _, _ = _built_on_ray(tmp_path, kill_once=("shard-001/dense", str(marker)))
@@ -95,10 +95,10 @@ def test_a_killed_embedding_task_resumes_from_its_chunks(tmp_path):
 def test_an_embedding_task_killed_half_way_resumes_from_its_chunks(tmp_path, monkeypatch):
     from test_dense_resume import VECTOR_FILES
 
-    from mathsearch.indexes import resume
-    from mathsearch.indexes.build import build_partitioned
+    from mathsearch.building import build_partitioned
+    from mathsearch.building.resume import resume_root
+    from mathsearch.indexes import dense_chunks
     from mathsearch.indexes.dense import DENSE_DIR
-    from mathsearch.indexes.resume import resume_root
 
     marker = tmp_path / "killed.txt"
     counts, dump, encoder = _built_on_ray(tmp_path, kill_once=("shard-001/dense", str(marker)),
@@ -115,7 +115,7 @@ def test_an_embedding_task_killed_half_way_resumes_from_its_chunks(tmp_path, mon
     assert not resume_root(tmp_path / "index").exists()
 
     # the same bytes as a build that was never killed, in the same chunks
-    monkeypatch.setattr(resume, "FAST_CHUNK", CHUNK)
+    monkeypatch.setattr(dense_chunks, "FAST_CHUNK", CHUNK)
     build_partitioned(dump, tmp_path / "whole", shards=2, optional=("dense",), encoder=str(encoder))
     for shard in ("shard-000", "shard-001"):
         for name in VECTOR_FILES:

@@ -28,8 +28,8 @@ def cluster():
 @pytest.fixture(scope="module")
 def sharded(cluster, tmp_path_factory):
     """The sample in 4 shards, built by Ray tasks; the text step of shard 1 kills its worker once."""
-    from mathsearch.distributed import RayEngine
-    from mathsearch.indexes.build import build_partitioned
+    from mathsearch.building import build_partitioned
+    from mathsearch.building.engine import RayEngine
 
     root = tmp_path_factory.mktemp("sharded")
     marker = root / "killed.txt"
@@ -148,7 +148,7 @@ def test_sharded_runs_match_the_single_index(sharded, sample_index, tmp_path, ta
 
 
 def test_search_and_batch_runs_on_ray_over_a_sharded_index(sharded, cluster):
-    from mathsearch.distributed import RayEngine
+    from mathsearch.building.engine import RayEngine
     from mathsearch.distributed.batch import run_system_on_ray
     from mathsearch.readers.topics import read_topics
     from mathsearch.searcher import Searcher
@@ -224,8 +224,8 @@ def dense_pair(cluster, sample_index, tmp_path_factory):
 
     from test_shards import train_tiny_encoder
 
-    from mathsearch.distributed import RayEngine
-    from mathsearch.indexes.build import build_partitioned
+    from mathsearch.building import build_partitioned
+    from mathsearch.building.engine import RayEngine
     from mathsearch.indexes.dense import build_dense_index
     from mathsearch.store import Store
 

@@ -8,9 +8,9 @@ import pytest
 from test_search_golden import make_dump, ranking
 from typer.testing import CliRunner
 
+from mathsearch.building import build_index
 from mathsearch.cli import app
 from mathsearch.errors import InputError
-from mathsearch.indexes.build import build_index
 from mathsearch.indexes.dense import DenseIndex
 
 

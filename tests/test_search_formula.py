@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mathsearch.building import build_index
 from mathsearch.errors import InputError
 from mathsearch.evaluation.collection import from_index
 from mathsearch.evaluation.evaluate import evaluate_ranked
 from mathsearch.evaluation.subcollection import restrict_qrels
-from mathsearch.indexes.build import build_index
 from mathsearch.indexes.formula import FORMULA_DIR, FormulaIndex, Scoring, build_formula_index
 from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from mathsearch.building import build_index
 from mathsearch.cli import app
 from mathsearch.errors import InputError
-from mathsearch.indexes.build import build_index
 from mathsearch.records import Topic
 from mathsearch.systems import SearchContext, SearchQuery, make_system, run_rankings, spec, system_names
 from mathsearch.text import analysis as ta

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from mathsearch.building import build_index
+from mathsearch.building.train import TrainConfig, train
 from mathsearch.cli import app
-from mathsearch.encoders.train import TrainConfig, train
 from mathsearch.errors import InputError
-from mathsearch.indexes.build import build_index
 from mathsearch.indexes.shards import shard_of, sql_shard
 from mathsearch.indexes.text_index import Clause
 from mathsearch.store import Store
@@ -78,7 +78,8 @@ def test_the_sql_split_and_shard_of_agree():
 
 
 def test_the_cli_builds_complete_shards_holding_every_post_once(built):
-    from mathsearch.indexes.directory import INDEX_KINDS, read_manifest
+    from mathsearch.indexes.directory import read_manifest
+    from mathsearch.indexes.kinds import INDEX_KINDS
     from mathsearch.store import Store
 
     _, single, sharded, counts = built

@@ -10,9 +10,9 @@ import pytest
 from conftest import COLLECTION
 from typer.testing import CliRunner
 
+from mathsearch.building import build_index
 from mathsearch.cli import app
 from mathsearch.errors import InputError
-from mathsearch.indexes.build import build_index
 from mathsearch.readers.dollar_math import find_math
 from mathsearch.store import Store
 
@@ -156,7 +156,7 @@ def test_bad_rows_give_exit_code_1_and_are_listed(tmp_path):
 def test_interrupted_build_keeps_the_previous_index(tmp_path, monkeypatch):
     dump = _raw_dump(tmp_path / "dump")
     build_index(dump, tmp_path / "idx")
-    import mathsearch.indexes.build as indexing
+    import mathsearch.building.build as indexing
 
     def explode(*args, **kwargs):
         raise KeyboardInterrupt
@@ -194,7 +194,7 @@ def _counting_step(building, progress):
 
 
 def test_index_steps_run_side_by_side_and_report_back(tmp_path, monkeypatch):
-    import mathsearch.indexes.build as indexing
+    import mathsearch.building.build as indexing
 
     steps = [indexing.INDEX_STEPS[0], ("child", _counting_step)]
     monkeypatch.setattr(indexing, "INDEX_STEPS", steps)
@@ -209,7 +209,7 @@ def test_index_steps_run_side_by_side_and_report_back(tmp_path, monkeypatch):
 def test_a_failing_side_step_fails_the_build_and_keeps_the_old_index(tmp_path, monkeypatch):
     dump = _raw_dump(tmp_path / "dump")
     build_index(dump, tmp_path / "idx")
-    import mathsearch.indexes.build as indexing
+    import mathsearch.building.build as indexing
 
     monkeypatch.setattr(indexing, "INDEX_STEPS", [indexing.INDEX_STEPS[0], ("formula", _boom_step)])
     with pytest.raises(InputError, match="the store is unreadable"):

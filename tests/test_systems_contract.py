@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import TOPICS
 
-from mathsearch.indexes.directory import INDEX_KINDS
+from mathsearch.indexes.kinds import INDEX_KINDS
 from mathsearch.ranking import Ranking
 from mathsearch.readers.topics import read_topics
 from mathsearch.runs import write_formula_run, write_task3_run, write_trec_run

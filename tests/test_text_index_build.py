@@ -14,7 +14,7 @@ import pytest
 import tantivy
 from conftest import COLLECTION, TOPICS
 
-from mathsearch.indexes.build import build_index
+from mathsearch.building import build_index
 from mathsearch.indexes.documents import QueryBags, QuestionBags, answer_fields, field_texts
 from mathsearch.indexes.text_index import (
     Clause,

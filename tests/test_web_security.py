@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from web_support import chromium, serve
 
-from mathsearch.indexes.build import build_index
+from mathsearch.building import build_index
 from mathsearch.searcher import Searcher
 from mathsearch.web.app import create_app
 

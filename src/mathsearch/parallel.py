@@ -1,5 +1,5 @@
-"""Every parallel step of a build goes through here: one way to run work in other processes, one
-way for a child's error to come back, one chunker.
+"""Work in other processes goes through here: one way to run it, one way for a child's error to
+come back, one chunker.
 
 * :func:`ordered_map` ``fn`` over items by a pool of forked workers, results in input order, with a
   bounded number in flight (memory stays flat at full size); the work runs here when one process
@@ -7,10 +7,8 @@ way for a child's error to come back, one chunker.
 * :func:`side_by_side` independent steps at the same time: the first in this process, the others
   each in a child process of their own (which may have a pool of its own); their progress reaches
   the caller.
-* :class:`LocalEngine` the tasks of a plan (a build's steps: anything with a ``key`` and a
-  ``run(workers)``, see :class:`Task`) one after the other here, each timed by :func:`run_task`;
-  :class:`~mathsearch.distributed.engine.RayEngine` runs the same tasks on a Ray cluster.  An
-  engine knows nothing of what a task does (the index package describes its build as tasks).
+
+The engines that run a build's tasks (here or on Ray) are :mod:`mathsearch.building.engine`.
 
 Either way a child's exception is raised in the parent as itself, or, when it cannot be pickled,
 as a :class:`~mathsearch.errors.MathsearchError` with its words.  A child that dies without a word
@@ -25,12 +23,10 @@ import os
 import queue
 import signal
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from .errors import MathsearchError
 
@@ -219,74 +215,3 @@ def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = 
 
 def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
-
-
-# -- the tasks of a plan, run by an engine -------------------------------------------------------------
-CPU_KEY = "cpu_seconds"  # in a task's counts: the CPU it used (its process and the pool workers it reaped)
-
-
-class Task(Protocol):
-    """One task of a plan: a name unique in it (``key``), whether it wants every core of its
-    machine (``all_cores``), and ``run(workers) -> counts``, idempotent (a retried task neither
-    loses nor duplicates what it makes)."""
-
-    @property
-    def key(self) -> str: ...
-
-    @property
-    def all_cores(self) -> bool: ...
-
-    def run(self, workers: int) -> dict: ...
-
-
-def run_task(task: Task, workers: int = 1, kill_marker: str | None = None,
-             kill_plan: Callable[[str], None] | None = None) -> tuple[dict, float]:
-    """Do ``task``; return its counts (with its CPU seconds under :data:`CPU_KEY`) and seconds.
-    ``kill_marker`` (tests of retries only): the first attempt, finding no file there, makes it and
-    kills its own process once the task's output is written, as a worker lost at the worst moment;
-    with ``kill_plan``, that is called with the marker before every attempt instead, to kill the
-    process where it chooses (e.g. half way through an embedding) and make the marker itself."""
-    started, cpu = time.perf_counter(), _cpu_seconds()
-    if kill_marker is not None and kill_plan is not None:
-        kill_plan(kill_marker)
-    counts = task.run(workers)
-    if kill_marker is not None and kill_plan is None and not os.path.exists(kill_marker):
-        Path(kill_marker).write_text(f"{task.key} killed in process {os.getpid()}\n")
-        os.kill(os.getpid(), signal.SIGKILL)
-    counts = {**counts, CPU_KEY: round(_cpu_seconds() - cpu, 2)}
-    return counts, round(time.perf_counter() - started, 2)
-
-
-def _cpu_seconds() -> float:
-    """CPU seconds of this process and of its children reaped so far (a step's fork pools): a Ray
-    worker's CPU, which the build process never sees, measured where the step runs."""
-    import resource
-
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-class Engine(Protocol):
-    workers: int
-
-    def run(self, tasks: Sequence[Task], progress: Progress | None = None) -> list[tuple[dict, float]]: ...
-
-    def close(self) -> None: ...
-
-
-class LocalEngine:
-    """Every task here, one after the other, each spreading its analysis over ``workers`` processes."""
-
-    def __init__(self, workers: int | None = None):
-        self.workers = default_workers() if workers is None else workers
-
-    def run(self, tasks: Sequence[Task], progress: Progress | None = None) -> list[tuple[dict, float]]:
-        out = []
-        for i, task in enumerate(tasks):
-            out.append(run_task(task, self.workers))
-            if progress:
-                progress("shard steps", i + 1, len(tasks))
-        return out
-
-    def close(self) -> None:
-        pass

@@ -18,10 +18,10 @@ from rich.progress import (
 from rich.text import Text
 from typer.core import TyperCommand
 
-from ..indexes.build import build_index
-from ..indexes.dense_plan import PLANS as DENSE_PLANS
-from ..indexes.mirmu import check_artifacts
-from ..indexes.resume import kept_vectors, resume_root
+from ..building import build_index
+from ..building.dense_plan import PLANS as DENSE_PLANS
+from ..building.resume import kept_vectors, resume_root
+from ..indexes.kinds import check_mirmu
 from ..store.build import BYTE_STAGES
 from ._common import console as make_console
 from ._common import friendly_errors, print_json
@@ -130,7 +130,7 @@ def index(
             bar.update(tasks[stage], completed=min(done, total))
 
         mirmu = tuple(dict.fromkeys(n.strip() for n in with_.split(",") if n.strip()))
-        check_artifacts(mirmu)  # an unknown name or a missing extra: one sentence, before any work
+        check_mirmu(mirmu)  # an unknown name or a missing extra: one sentence, before any work
         try:
             counts = build_index(collection, index_dir, progress, store_only=store_only,
                                  optional=(("dense",) if dense or encoder is not None or query_encoder is not None else ())
@@ -171,7 +171,7 @@ def _engine(ray: str | None):
     starts or reaches the Ray cluster once the build's checks have passed."""
     if ray is None:
         return None
-    from ..distributed import make_engine
+    from ..building.engine import make_engine
 
     return partial(make_engine, ray)
 

@@ -61,7 +61,7 @@ def run(
         if task == 3:
             answers, answer_notes = run_answers(sys_obj, ctx, topic_list, progress)
         elif ray is not None:  # the same hits, the topics spread over a cluster
-            from ..distributed import RayEngine
+            from ..building.engine import RayEngine
             from ..distributed.batch import run_system_on_ray
 
             engine = RayEngine(ray)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..encoders.train import TrainConfig
+from ..building.train import TrainConfig
 from ..errors import InputError
 from ._common import friendly_errors, print_json
 
@@ -30,8 +30,8 @@ def train_encoder(
     bigrams: int = typer.Option(_RECIPE.bigrams, "--bigrams", help="Hashed buckets for pairs of neighbouring word pieces, each a row of its own (0: off; README: 131072)."),
 ) -> None:
     """Train a static encoder on INDEX_DIR's posts with MiniLM as teacher; print its encoder.json."""
+    from ..building.train import TrainConfig, checked, train
     from ..encoders import encoder_home
-    from ..encoders.train import TrainConfig, checked, train
     from ..indexes.dense import DenseIndex
     from ..store import Store
 

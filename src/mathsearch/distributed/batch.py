@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..building.engine import RayEngine
 from ..parallel import batched
 from ..ranking import Ranking
 from ..records import Topic
-from .engine import RayEngine
 
 CHUNK = 10  # topics a task
 _CONTEXTS: dict[str, Any] = {}  # per worker process: index folder -> SearchContext

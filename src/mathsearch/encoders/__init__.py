@@ -15,7 +15,7 @@ Names:
   the collection's question -> answer pairs (MIRMU's CompuBERT, ``mathsearch index --with compubert``).
 * a folder holding ``encoder.json`` (what :func:`train` writes), or the name of one saved under
   :func:`encoder_home` (``$MATHSEARCH_ENCODERS``, default ``~/.cache/mathsearch/encoders``): a
-  static model trained on a collection with MiniLM as teacher (:mod:`mathsearch.encoders.train`).
+  static model trained on a collection with MiniLM as teacher (:mod:`mathsearch.building.train`).
 
 :func:`check_encoder` costs nothing (no model is loaded, nothing imported but metadata); call it
 before any long build.

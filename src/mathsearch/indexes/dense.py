@@ -109,7 +109,7 @@ EMBED_BATCH = 51_200  # posts embedded at a time (a multiple of every encoder's 
 def _embed_batches(model, passages: Iterable[tuple[int, str]], path: Path, progress: Progress | None, stage: str,
                    total: int, chunks=None) -> list[int]:
     """Embed the ``(post id, passage)`` pairs, :data:`EMBED_BATCH` at a time, into ``path`` (float16,
-    one row per post); their ids, in order.  With ``chunks`` (a :class:`~.resume.ChunkedEmbedding`),
+    one row per post); their ids, in order.  With ``chunks`` (a :class:`~.dense_chunks.ChunkedEmbedding`),
     chunk by chunk on disk, an interrupted run's chunks read back (the same vectors)."""
     if chunks is not None:
         ids, vectors = chunks.embed(model, passages, total, stage, progress)
@@ -145,7 +145,8 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     ``query_encoder`` (e.g. ``minilm`` for a static student of MiniLM, which lives in its teacher's
     space) encodes the topics instead of ``encoder``; it is recorded and must have the same dimension.
     From ``ann_min`` vectors on, a faiss IVF index is built beside the vectors (:func:`build_ann`).
-    ``resume``: a resume folder (:mod:`.resume`) where the vectors go chunk by chunk as they are made,
+    ``resume``: a resume folder (:mod:`mathsearch.building.resume`) where the vectors go chunk by
+    chunk as they are made (:mod:`.dense_chunks`),
     and where an interrupted build's chunks are read back instead of embedded again.  ``device``: where
     an encoder with a network runs (auto, cpu, cuda: :mod:`mathsearch.encoders.device`).
     """
@@ -159,7 +160,7 @@ def build_dense_index(store: Store, index_dir: Path, progress: Progress | None =
     model = load_encoder(name, device=device)
     resumed = {}
     if resume is not None:
-        from .resume import ChunkedEmbedding, chunk_size
+        from .dense_chunks import ChunkedEmbedding, chunk_size
 
         made = model.info()
         resumed = {part: ChunkedEmbedding(Path(resume), encoder_fingerprint(made), part, chunk_size(str(made.get("kind"))))

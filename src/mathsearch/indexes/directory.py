@@ -1,5 +1,5 @@
 """The INDEX_DIR folder as a whole: its manifest, the rule for when a build may replace it, and the
-indexes it holds (:data:`INDEX_KINDS`), opened and checked through :class:`IndexDirectory`.
+indexes it holds (:data:`~.kinds.INDEX_KINDS`), opened and checked through :class:`IndexDirectory`.
 
 ``mathsearch index`` writes ``INDEX_DIR/mathsearch-index.json``, the manifest: what built the
 folder, from which collection, with which counts, and every entry it holds.  A build replaces an
@@ -15,13 +15,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..store.atomic import LOCK_FILE
+from .kinds import INDEX_KINDS
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -158,45 +157,6 @@ def check_index_target(index_dir: str | Path, collection: str | Path) -> None:
             f"--index {given} is a mathsearch index but also holds {shown}, which mathsearch did not make: "
             "move them out or choose another folder (nothing was changed)."
         )
-
-
-# -- the indexes an INDEX_DIR may hold ------------------------------------------------------------
-@dataclass(frozen=True)
-class IndexKind:
-    """One kind of index under INDEX_DIR: where it lives, how to open it, how to build it.
-
-    ``marker`` is the file (relative to INDEX_DIR) whose presence says the index was built
-    completely (each index writes it last, with its version, parameters and counts); ``opener`` is
-    ``module:Class`` with a ``Class.open(index_dir)``, imported only when the index is opened, so
-    that naming an index never loads numpy, tantivy or torch.
-    """
-
-    name: str
-    marker: str
-    opener: str
-    build_with: str  # the command that builds it, for error messages
-
-    def exists(self, index_dir: str | Path) -> bool:
-        return (Path(index_dir) / self.marker).is_file()
-
-    def open(self, index_dir: str | Path) -> Any:
-        module, _, cls = self.opener.partition(":")
-        return getattr(import_module(module), cls).open(index_dir)
-
-
-INDEX_KINDS: dict[str, IndexKind] = {k.name: k for k in (
-    IndexKind("store", "store.sqlite", "mathsearch.store.store:Store", "mathsearch index"),
-    IndexKind("text", "text/manifest.json", "mathsearch.indexes.text_index:TextIndex", "mathsearch index"),
-    IndexKind("formula", "formula/manifest.json", "mathsearch.indexes.formula.search:FormulaIndex", "mathsearch index"),
-    IndexKind("dense", "dense/manifest.json", "mathsearch.indexes.dense:DenseIndex", "mathsearch index --dense"),
-    # MIRMU's systems (seed 002): built on request, ``mathsearch index --with NAME`` (indexes/mirmu/)
-    IndexKind("mias", "mirmu/mias/manifest.json", "mathsearch.indexes.mirmu.mias:MiasIndex", "mathsearch index --with mias"),
-    IndexKind("scm", "mirmu/scm/manifest.json", "mathsearch.indexes.mirmu.scm:ScmIndex", "mathsearch index --with scm"),
-    IndexKind("formula2vec", "mirmu/formula2vec/manifest.json", "mathsearch.indexes.mirmu.formula2vec:Formula2VecIndex",
-              "mathsearch index --with formula2vec"),
-    IndexKind("compubert", "mirmu/compubert/manifest.json", "mathsearch.indexes.mirmu.compubert:CompuBertIndex",
-              "mathsearch index --with compubert"),
-)}
 
 
 class IndexDirectory:

@@ -1,6 +1,6 @@
 """Sharded indexes: N complete INDEX_DIRs under one parent, split by thread, searched as one.
 This module: the layout (which shard holds a thread) and the search over the shards; the build
-is :mod:`.shard_build` (its steps) and :func:`mathsearch.indexes.build.build_partitioned`.
+is :mod:`mathsearch.building.shard_build` (its steps) and :func:`mathsearch.building.build.build_partitioned`.
 
 ``mathsearch index COLLECTION --index DIR --shards N`` reads the collection once into a store,
 splits it by a hash of the thread id (:func:`shard_of`: a thread, its answers, their comments

@@ -88,7 +88,7 @@ class SearchContext(IndexDirectory):
 
 
 def needs_of(system: Any) -> tuple[str, ...]:
-    """The indexes (:data:`~mathsearch.indexes.directory.INDEX_KINDS`) a configured system reads:
+    """The indexes (:data:`~mathsearch.indexes.kinds.INDEX_KINDS`) a configured system reads:
     its ``needs()`` where its configuration decides, else its class's ``NEEDS``."""
     needs = getattr(system, "needs", None)
     return tuple(needs()) if callable(needs) else tuple(getattr(system, "NEEDS", ("store", "text", "formula")))

@@ -1,15 +1,12 @@
-"""Long embeddings that survive an interruption: vectors written to disk chunk by chunk as they are
-made, in a resume folder beside the target index, and read back by the next build of that target.
+"""The chunks of a long embedding, written to disk as they are made so that an interrupted build
+resumes from them (where they live and when they go: :mod:`mathsearch.building.resume`).
 
-A build writes into a temporary folder that a failed or stopped build loses (``store.atomic``),
-so the chunks live outside it: ``.NAME.resume/`` beside INDEX_DIR, marked as ours by a
-``.mathsearch-resume`` file, one sub-folder per encoder and part (``minilm-v1/answers/``).  Each
-chunk (``000012.npz``) holds its posts' vectors (float16, as the index stores them), their ids and
-a digest of their passages, and is written to a temporary name then renamed, so a ``kill -9``
-leaves whole chunks or none.  A chunk is reused only when its ids and passages are the ones the
-build embeds at that place now: a changed collection or encoder starts over from the first chunk
-that differs.  The folder is removed, file by file (only what this module wrote), once the index
-it served is complete.
+A chunk (``000012.npz``, one sub-folder per encoder and part: ``minilm-v1/answers/``) holds its
+posts' vectors (float16, as the index stores them), their ids and a digest of their passages, and is
+written to a temporary name then renamed, so a ``kill -9`` leaves whole chunks or none.  A chunk is
+reused only when its ids and passages are the ones the build embeds at that place now: a changed
+collection or encoder starts over from the first chunk that differs.  The folder of the chunks is
+marked as ours by a ``.mathsearch-resume`` file.
 """
 
 from __future__ import annotations
@@ -24,8 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
-
 RESUME_MARK = ".mathsearch-resume"
 CHUNK_FILE = re.compile(r"^\d{6}\.npz(\.tmp-\d+)?$")
 # Posts a chunk holds: a multiple of every encoder's own batch (MiniLM 64, a static encoder 1,024),
@@ -34,12 +29,6 @@ CHUNK_FILE = re.compile(r"^\d{6}\.npz(\.tmp-\d+)?$")
 SLOW_CHUNK = 2_048
 FAST_CHUNK = 51_200
 SLOW_KINDS = ("minilm", "compubert")
-
-
-def resume_root(target: str | Path) -> Path:
-    """Where the resumable chunks of the build of ``target`` live: ``.NAME.resume`` beside it."""
-    target = Path(target).resolve()
-    return target.parent / f".{target.name}.resume"
 
 
 def chunk_size(encoder_kind: str) -> int:
@@ -75,19 +64,6 @@ def mark(root: Path) -> None:
     if not mark.exists():
         mark.write_text("resumable chunks of a mathsearch build: removed when the build completes\n")
 
-
-def ours(folder: Path) -> bool:
-    """A resume folder made by mathsearch (its mark file is there)."""
-    return (folder / RESUME_MARK).is_file()
-
-
-def check_resume_root(target: str | Path) -> None:
-    """Refuse, before any work, a resume folder of ``target`` that something else made: marking it
-    ours would let :func:`remove_resume` delete a user's files that share our names."""
-    root = resume_root(target)
-    if root.is_symlink() or (root.exists() and not (root.is_dir() and (ours(root) or not any(root.iterdir())))):
-        raise InputError(f"{root} is in the way: the build keeps its resumable vectors there, but it holds files "
-                         "mathsearch did not write; move it or give another --index (nothing was built).")
 
 
 class ChunkedEmbedding:
@@ -188,42 +164,3 @@ class ChunkedEmbedding:
             i += 1
         vectors = np.concatenate(parts) if parts else np.zeros((0, getattr(model, "dim", 0)), dtype=np.float16)
         return ids, vectors
-
-
-def kept_vectors(target: str | Path) -> int:
-    """Posts whose vectors the resume folder of ``target`` holds (what a next build reads back)."""
-    root = resume_root(target)
-    if not ours(root):
-        return 0
-    kept = 0
-    for path in root.rglob("*.npz"):
-        try:
-            with np.load(path) as saved:
-                kept += len(saved["ids"])
-        except (OSError, ValueError, KeyError, EOFError):
-            pass
-    return kept
-
-
-def remove_resume(target: str | Path) -> int:
-    """Remove the resume folder of ``target`` once its build is complete: only the files this module
-    writes, in a folder marked as ours, then the folders left empty.  Returns the files removed."""
-    root = resume_root(target)
-    if not root.is_dir() or root.is_symlink() or not ours(root):
-        return 0
-    removed = 0
-    for folder, _dirs, files in os.walk(root, topdown=False):
-        for name in files:
-            if CHUNK_FILE.match(name) or name in RESUME_OWN_FILES:
-                os.unlink(os.path.join(folder, name))
-                removed += 1
-        try:
-            os.rmdir(folder)
-        except OSError:
-            pass  # holds something we did not write: left as it is
-    return removed
-
-
-# Files other modules write in a resume folder (the student plan's teacher and student): removed with it.
-RESUME_OWN_FILES = {RESUME_MARK, "encoder.json", "tokenizer.json", "embeddings.npy", "manifest.json", "questions.npy",
-                    "answers.npy", "question_ids.npy", "answer_ids.npy", "plan.json"}

@@ -1,9 +1,10 @@
-"""Where the tasks of a plan run: here (:class:`~mathsearch.parallel.LocalEngine`), or as Ray
-tasks on a cluster (:class:`RayEngine`).
+"""Where the tasks of a build run: here (:class:`LocalEngine`, one after the other, each timed by
+:func:`run_task`), or as Ray tasks on a cluster (:class:`RayEngine`, the optional extra
+``mathsearch[ray]``; ray is imported only when one is made).
 
 A task is anything with a ``key``, an ``all_cores`` wish and an idempotent ``run(workers)``
-(:class:`~mathsearch.parallel.Task`): the engine knows nothing of what it does.  The index build
-describes itself as such tasks (:class:`mathsearch.indexes.steps.StepTask`: one step of one
+(:class:`Task`): the engine knows nothing of what it does.  The index build
+describes itself as such tasks (:class:`mathsearch.building.steps.StepTask`: one step of one
 INDEX_DIR, a whole index or a shard) and is handed an engine by its caller (``mathsearch index
 --ray``).
 
@@ -18,14 +19,88 @@ node mounts at the same path (NFS, a shared volume), and every node needs mathse
 from __future__ import annotations
 
 import os
+import signal
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from ..errors import InputError, MathsearchError
-from ..parallel import Engine, LocalEngine, Task, run_task
+from ..parallel import default_workers
 
 Progress = Callable[[str, int, int], None]
 RETRIES = 3
+
+
+# -- the tasks of a plan, run by an engine -------------------------------------------------------------
+CPU_KEY = "cpu_seconds"  # in a task's counts: the CPU it used (its process and the pool workers it reaped)
+
+
+class Task(Protocol):
+    """One task of a plan: a name unique in it (``key``), whether it wants every core of its
+    machine (``all_cores``), and ``run(workers) -> counts``, idempotent (a retried task neither
+    loses nor duplicates what it makes)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def all_cores(self) -> bool: ...
+
+    def run(self, workers: int) -> dict: ...
+
+
+def run_task(task: Task, workers: int = 1, kill_marker: str | None = None,
+             kill_plan: Callable[[str], None] | None = None) -> tuple[dict, float]:
+    """Do ``task``; return its counts (with its CPU seconds under :data:`CPU_KEY`) and seconds.
+    ``kill_marker`` (tests of retries only): the first attempt, finding no file there, makes it and
+    kills its own process once the task's output is written, as a worker lost at the worst moment;
+    with ``kill_plan``, that is called with the marker before every attempt instead, to kill the
+    process where it chooses (e.g. half way through an embedding) and make the marker itself."""
+    started, cpu = time.perf_counter(), _cpu_seconds()
+    if kill_marker is not None and kill_plan is not None:
+        kill_plan(kill_marker)
+    counts = task.run(workers)
+    if kill_marker is not None and kill_plan is None and not os.path.exists(kill_marker):
+        Path(kill_marker).write_text(f"{task.key} killed in process {os.getpid()}\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+    counts = {**counts, CPU_KEY: round(_cpu_seconds() - cpu, 2)}
+    return counts, round(time.perf_counter() - started, 2)
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children reaped so far (a step's fork pools): a Ray
+    worker's CPU, which the build process never sees, measured where the step runs."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+class Engine(Protocol):
+    workers: int
+
+    def run(self, tasks: Sequence[Task], progress: Progress | None = None) -> list[tuple[dict, float]]: ...
+
+    def close(self) -> None: ...
+
+
+class LocalEngine:
+    """Every task here, one after the other, each spreading its analysis over ``workers`` processes."""
+
+    def __init__(self, workers: int | None = None):
+        self.workers = default_workers() if workers is None else workers
+
+    def run(self, tasks: Sequence[Task], progress: Progress | None = None) -> list[tuple[dict, float]]:
+        out = []
+        for i, task in enumerate(tasks):
+            out.append(run_task(task, self.workers))
+            if progress:
+                progress("shard steps", i + 1, len(tasks))
+        return out
+
+    def close(self) -> None:
+        pass
 
 
 def import_ray():

@@ -1,5 +1,5 @@
 """The steps that make a sharded index out of N shards (:mod:`.shards` says the layout and searches
-it; :func:`mathsearch.indexes.build.build_partitioned` runs the build):
+it; :func:`mathsearch.building.build.build_partitioned` runs the build):
 
 * :func:`split_store`: a shard's store from the full store (a :class:`~.steps.StepTask` ``split``);
 * once every shard is indexed, the collection's statistics given to each: the formula vocabulary
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..indexes.shards import GLOBAL_DIR, HASH, encoder_identity, sql_shard
 from ..store.schema import POSTS_INDEXES, POSTS_TABLES, SIDE_FILE, SIDE_INDEXES, SIDE_TABLES, STORE_FILE
-from .shards import GLOBAL_DIR, HASH, encoder_identity, sql_shard
 
 
 # -- the build: splitting the store ----------------------------------------------------------------
@@ -93,7 +93,7 @@ def _groups_of_shard(shard: Path) -> tuple[list[str], list[int]]:
     """The identity of each visual formula of a shard's formula index, as the single index groups
     instances (the collection's visual id of its first instance, else our visual key), and the
     formula id of that first instance."""
-    from .formula import FORMULA_DIR
+    from ..indexes.formula import FORMULA_DIR
 
     root = shard / FORMULA_DIR
     inst_ptr = np.load(root / "inst_ptr.npy", mmap_mode="r")
@@ -136,7 +136,7 @@ def write_global_formula_stats(shards: Sequence[Path]) -> dict[str, int]:
     single index computes it (``log1p(N / df)``, N and df counting visual formulae once however
     many shards hold them); write ``global/formula_group.npy`` and ``formula_canonical.npy`` for
     the merge."""
-    from .formula import FAMILIES, FORMULA_DIR
+    from ..indexes.formula import FAMILIES, FORMULA_DIR
 
     # Collection-wide visual formulae numbered as the single index numbers them: by the formula id
     # of their first instance (so ties between equal scores break the same way).
@@ -263,8 +263,8 @@ def write_global_text_stats(shards: Sequence[Path]) -> dict[str, int]:
     (:class:`~.shards.ShardedTextIndex`); the padding's count is written to ``global/stats.json``."""
     import tantivy
 
-    from .documents import ANSWER_FIELDS, QUESTION_FIELDS
-    from .text_index import TEXT_DIR
+    from ..indexes.documents import ANSWER_FIELDS, QUESTION_FIELDS
+    from ..indexes.text_index import TEXT_DIR
 
     out: dict[str, int] = {}
     stats: list[dict[str, Any]] = [{} for _ in shards]
@@ -303,7 +303,7 @@ def write_sharded_dense_manifest(parent: Path, shards: Sequence[Path]) -> dict[s
     records it in its own ``dense/manifest.json``; they must be one), with the shards' counts summed.
     The vectors stay in the shards; this file says the sharded index has them (``ours`` reads it to
     pick its config) and which encoder encodes the topics."""
-    from .dense import DENSE_DIR
+    from ..indexes.dense import DENSE_DIR
 
     manifests = [json.loads((s / DENSE_DIR / "manifest.json").read_text()) for s in shards]
     identities = {encoder_identity(m) for m in manifests}

@@ -6,11 +6,11 @@ embedding, said with its reason and estimated time, and recorded in the index's 
   small collections, or a GPU.
 * ``student``: the measured full-size recipe in the same command.  MiniLM embeds a seeded sample of
   :data:`TEACHER_POSTS` posts as teacher, a static student trains on them with
-  :class:`~mathsearch.encoders.train.TrainConfig`'s defaults (the README's static row), then
+  :class:`~mathsearch.building.train.TrainConfig`'s defaults (the README's static row), then
   encodes every post (thousands a second); topics are encoded by MiniLM.  The whole dense part runs
-  beside the text and formula steps (:func:`mathsearch.indexes.build.build_index`): the teacher on
+  beside the text and formula steps (:func:`mathsearch.building.build.build_index`): the teacher on
   one thread while they build, where MiniLM does the most per CPU second, and those steps at a
-  lower priority (:data:`~mathsearch.indexes.build.LEXICAL_NICE`), so that it keeps its core.
+  lower priority (:data:`~mathsearch.building.build.LEXICAL_NICE`), so that it keeps its core.
 * ``encoder``: ``--encoder NAME`` (and ``--query-encoder``) as given.
 
 The MiniLM rate is measured on the collection's first posts (:data:`PROBE_POSTS`) on the device the
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .resume import ChunkedEmbedding, chunk_size, say
+from ..indexes.dense_chunks import ChunkedEmbedding, chunk_size, say
 
 PLANS = ("auto", "minilm", "student")
 DEFAULT_BUDGET_MINUTES = 60.0
@@ -122,7 +122,7 @@ def measure_minilm(texts: list[str], device: str) -> float:
 
 
 def first_passages(store, n: int) -> list[str]:
-    from .dense import iter_passages
+    from ..indexes.dense import iter_passages
 
     out = []
     for _, _, text, _ in iter_passages(store):
@@ -171,7 +171,7 @@ def choose_plan(store, asked: str = "auto", budget_minutes: float = DEFAULT_BUDG
 
 
 def teacher_positions(n: int, budget: int, seed: int) -> np.ndarray:
-    """Positions (into the posts as :func:`mathsearch.encoders.train.posts_of` lists them) the teacher
+    """Positions (into the posts as :func:`mathsearch.building.train.posts_of` lists them) the teacher
     embeds: every post when they are at most ``budget``, else a seeded, sorted choice of ``budget``."""
     if n <= budget:
         return np.arange(n)
@@ -217,8 +217,8 @@ def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed
     ``train(teacher_index=...)`` reads), chunk by chunk into ``resume``.  ``beside``: the steps of
     ``building`` that run at the same time (MiniLM keeps to one thread until they are done)."""
     from ..encoders.builtin import MiniLMEncoder
-    from ..encoders.train import posts_of
-    from .dense import DENSE_DIR
+    from ..indexes.dense import DENSE_DIR
+    from .train import posts_of
 
     ids, texts, parent = posts_of(store)
     chosen = teacher_positions(len(ids), positions_budget, seed)
@@ -264,8 +264,8 @@ def run_plan(building: Path, progress=None, plan: DensePlan | None = None, resum
              beside: tuple[str, ...] = ()) -> dict:
     """The dense step of a build: ``plan``'s vectors into ``building/dense`` (counts for the manifest).
     ``beside``: the steps running at the same time (see :func:`embed_teacher`)."""
+    from ..indexes.dense import build_dense_index
     from ..store import Store
-    from .dense import build_dense_index
 
     assert plan is not None
     resume = Path(resume) if resume is not None else None
@@ -281,8 +281,8 @@ def run_plan(building: Path, progress=None, plan: DensePlan | None = None, resum
 
 
 def _student(store, building: Path, progress, plan: DensePlan, resume: Path, beside: tuple[str, ...] = ()) -> dict:
-    from ..encoders.train import TrainConfig, train
-    from .dense import build_dense_index
+    from ..indexes.dense import build_dense_index
+    from .train import TrainConfig, train
 
     config = TrainConfig(teacher_budget=max(1, plan.teacher_posts))
     started = time.perf_counter()

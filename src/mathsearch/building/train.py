@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from ..encoders.base import Progress, quiet_hf
+from ..encoders.static import StaticEncoder
 from ..errors import InputError
-from .base import Progress, quiet_hf
-from .static import StaticEncoder
 
 LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 VERSION = 1
@@ -218,7 +218,7 @@ def teacher_vectors(ids: list[int], texts: list[str], teacher_index: Path | None
             (dense.questions if by_id[ids[k]][0] == "q" else dense.answers)[by_id[ids[k]][1]] for k in pos
         ]).astype(np.float32)
         return np.asarray(pos, dtype=np.int64), vecs
-    from .builtin import MiniLMEncoder
+    from ..encoders.builtin import MiniLMEncoder
 
     pos = np.sort(rng.permutation(len(ids))[: min(budget, len(ids))])
     vecs = MiniLMEncoder().encode([texts[k] for k in pos], progress, "teacher")
@@ -260,7 +260,7 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
         import torch
     except ImportError as exc:
         raise InputError(f"training an encoder needs torch (the 'dense' extras): {exc}.") from None
-    from .builtin import distilled_static, minilm_path
+    from ..encoders.builtin import distilled_static, minilm_path
 
     started = time.perf_counter()
     rng = np.random.default_rng(config.seed)
