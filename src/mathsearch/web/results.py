@@ -21,6 +21,8 @@ from urllib.parse import urlencode
 
 from ..ranking import Ranking
 from ..searcher import Searcher, SearchHit, formula_query, group_by_visual_id
+from ..text.analysis import split_math
+from .formula_marks import formula_parts_html, text_parts_html
 from .render import formula_html, latex_code, marks_of, text_html
 
 MAX_PAGE = 20  # pages of a result list (the API's and the page's)
@@ -107,6 +109,7 @@ def summary(found: dict, task: int, page: int) -> str:
 def results_view(found: dict, q: str, task: int, page: int, details: bool = False) -> dict:
     """What search.html shows of a grouped result page (Task 1 or 2)."""
     marks = marks_of(formula_query(q) if task == 2 else q)
+    queries = split_math(formula_query(q) if task == 2 else q)[1]  # the parts of hit formulae they match are marked
 
     def hit(h: SearchHit) -> dict:
         fid = h.id if task == 2 else None
@@ -114,8 +117,9 @@ def results_view(found: dict, q: str, task: int, page: int, details: bool = Fals
         matched = [formula_html(m, mark=True) if "matched_formulae" not in h.cut or len(m) <= 200 else latex_code(m)
                    for m in h.matched_formulae]
         snippet_marks = marks if task == 1 else {*marks, *marks_of("".join(f"${m}$" for m in h.matched_formulae))}
+        snippet_html = text_parts_html(h.snippet, marks, queries) if task == 1 else text_html(h.snippet, snippet_marks)
         return {**asdict(h), "href": link, "title_html": text_html(h.thread_title or f"post {h.post_id}", marks),
-                "snippet_html": text_html(h.snippet, snippet_marks), "matched_html": matched,
+                "snippet_html": snippet_html, "matched_html": matched,
                 "more": h.matched_total - len(h.matched_formulae)}
 
     first = (page - 1) * found["per_page"] + 1
@@ -131,7 +135,7 @@ def results_view(found: dict, q: str, task: int, page: int, details: bool = Fals
         else:
             latex = best["matched_formulae"][0] if best["matched_formulae"] else ""
             entry["more_label"] = _plural(g["count"] - 1, "more instance") + " of this formula"
-            entry["formula_html"] = formula_html(latex)
+            entry["formula_html"] = formula_parts_html(latex, queries, bound=bound_parts(best))
             entry["all_href"] = entry["formula_href"] = href("/formula", id=best["id"])
             shown = {h["post_id"] for h in hits}
             seen: set[int] = set()
@@ -154,6 +158,12 @@ def results_view(found: dict, q: str, task: int, page: int, details: bool = Fals
     if view["bare_formula"]:
         view["query_formula_html"] = formula_html(formula_query(q)[1:-1])
     return view
+
+
+def bound_parts(hit: Mapping[str, Any]) -> list[str]:
+    """The sub-formulae of a Task 2 hit bound to the query's variables (``?a``), boxed in blue.
+    Hook for issue 42.4: the hit field that carries them is not there yet, so none are shown."""
+    return list(hit.get("bound_latex") or [])
 
 
 def answer_view(found: dict, q: str) -> dict:
