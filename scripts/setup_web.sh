@@ -5,6 +5,9 @@
 #     the CHTML woff fonts) copied into src/mathsearch/web/static/mathjax (gitignored), which the app
 #     serves at /static/mathjax/: no CDN.  node_modules/ keeps MathJax and KaTeX for
 #     bench/bench_typeset.py (node typesets the collection's formulae with each).
+#   - MathLive from npm (the page's optional formula editor): mathlive.min.js and its KaTeX woff2
+#     fonts copied into src/mathsearch/web/static/mathlive (gitignored), loaded only when the editor
+#     is opened; its sounds are not copied (the page switches them off).
 #   - Swagger UI from npm (swagger-ui-dist), copied into src/mathsearch/web/static/swagger-ui
 #     (gitignored), which the API page /docs serves; its @scarf/scarf install ping is switched off.
 # Run as root on a fresh Debian machine (apt-get needs it); with Chromium already there it is not.
@@ -31,6 +34,12 @@ cp "$mj/tex-chtml-full.js" "$dest/"
 cp "$mj/ui/safe.js" "$dest/ui/"
 cp -r "$mj/output/chtml/fonts/woff-v2" "$dest/output/chtml/fonts/"
 cp node_modules/mathjax/LICENSE "$dest/"
+mathlive=src/mathsearch/web/static/mathlive
+rm -rf "$mathlive"
+mkdir -p "$mathlive"
+cp node_modules/mathlive/mathlive.min.js node_modules/mathlive/LICENSE.txt "$mathlive"/
+cp -r node_modules/mathlive/fonts "$mathlive"/
+echo "setup_web.sh: MathLive $(node -p 'require("./node_modules/mathlive/package.json").version') in $mathlive"
 swagger=src/mathsearch/web/static/swagger-ui
 rm -rf "$swagger"
 mkdir -p "$swagger"
