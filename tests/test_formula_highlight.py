@@ -92,3 +92,20 @@ def test_marked_latex_is_the_same_formula_or_nothing():
 def test_bound_sub_formulae_of_query_variables_are_boxed_apart():
     out = marked_latex("(n+1)^2+m^2", [], bound=["n+1", "m"])
     assert out is not None and BOUND + "{n+1}" in out and BOUND + "{m}" in out
+
+
+def test_the_page_element_keeps_the_stored_latex_for_search_and_escapes_it():
+    from mathsearch.web.formula_marks import formula_parts_html
+    from mathsearch.web.render import marks_of
+    from mathsearch.web.results import bound_parts
+
+    part = str(formula_parts_html("x^2+1<y", ["x^2"]))
+    assert part.startswith('<span class="tex part-match" data-query-latex="x^2+1&lt;y"')
+    assert "\\bbox[#ffe27a,1px]{{x}^{2}}+1&lt;y</span>" in part
+    equal = str(formula_parts_html("x^{2}", ["x^2"], marks_of("$x^2$")))
+    assert equal == '<span class="tex hl">x^{2}</span>'  # equal to the query: marked whole, as before
+    assert str(formula_parts_html("a+b", ["x^2"])) == '<span class="tex">a+b</span>'
+    # query variables: the hit's bindings (interface-42.md) are boxed in blue
+    bound = bound_parts({"bindings": {"a": "n+1", "b": "m"}})
+    assert bound == ["n+1", "m"] and bound_parts({"id": 3}) == []
+    assert BOUND + "{n+1}" in str(formula_parts_html("(n+1)^2+m^2", [], bound=bound))

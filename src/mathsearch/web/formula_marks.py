@@ -46,15 +46,15 @@ def formula_parts_html(latex: str, queries: Iterable[str], marks: Iterable[str] 
     return Markup(f'<span class="{cls}" data-query-latex="{escape(latex)}" title="{PART_TITLE}">{escape(marked)}</span>')
 
 
-def text_parts_html(text: str, marks: Iterable[str], queries: Iterable[str]) -> Markup:
+def text_parts_html(text: str, marks: Iterable[str], queries: Iterable[str], bound: Iterable[str] = ()) -> Markup:
     """Plain text with ``$LaTeX$`` as :func:`mathsearch.web.render.text_html` makes it, each formula
     through :func:`formula_parts_html`."""
-    marks, queries = set(marks), tuple(queries)
+    marks, queries, bound = set(marks), tuple(queries), tuple(bound)
     out: list[str] = []
     pos = 0
     for start, end, latex, display in math_in_text(text):
         out.append(str(escape(text[pos:start])))
-        out.append(str(formula_parts_html(latex, queries, marks, display=display)))
+        out.append(str(formula_parts_html(latex, queries, marks, bound, display=display)))
         pos = end
     out.append(str(escape(text[pos:])))
     return Markup("".join(out))

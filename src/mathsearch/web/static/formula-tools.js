@@ -48,7 +48,7 @@
         document.head.appendChild(s);
       }).then(() => {
         const MF = window.MathfieldElement || (window.MathLive && window.MathLive.MathfieldElement);
-        MF.fontsDirectory = FONTS;
+        MF.fontsDirectory = location.origin + FONTS;  // a whole URL: MathLive asks nothing to resolve it
         MF.soundsDirectory = null;  // no sound files are served
         MF.plonkSound = null;
         MF.keypressSound = null;
@@ -80,7 +80,7 @@
       '<div class="editor-actions">' +
       '<button type="button" id="editor-add">Add to query</button>' +
       '<button type="button" id="editor-search">Add and search</button>' +
-      '<span class="hint">Type as in LaTeX (<kbd>\\frac</kbd>, <kbd>^</kbd>, <kbd>_</kbd>) or with the keyboard; ' +
+      '<span class="hint">Type as on paper (<kbd>x^2</kbd>, <kbd>1/n</kbd>, arrows to move) or a LaTeX command (<kbd>\\alpha</kbd>); ' +
       '<kbd>Enter</kbd> adds and searches, <kbd>Esc</kbd> closes.</span></div>';
     row.insertAdjacentElement("afterend", panel);
     const status = panel.querySelector("#editor-status");
@@ -110,6 +110,7 @@
           field.setAttribute("aria-label", "Formula");
           field.setAttribute("math-virtual-keyboard-policy", "auto");
           field.addEventListener("keydown", (e) => {
+            if (field.mode === "latex") return;  // Enter or Esc ends a \command being typed
             if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); e.stopPropagation(); add(true); }
             else if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); close(); }
           }, { capture: true });
@@ -222,7 +223,7 @@
 
   function armFormulae(root) {
     for (const el of root.querySelectorAll("main .tex")) {
-      if (el.closest(SKIP) || el.hasAttribute("tabindex")) continue;
+      if (el.closest(SKIP) || el.closest("a") || el.hasAttribute("tabindex")) continue;  // a link's own formula stays the link
       el.tabIndex = 0;
       el.setAttribute("role", "button");
       el.setAttribute("aria-haspopup", "menu");
