@@ -1,6 +1,6 @@
 """How often the page can box the matched part of a formula, and what it costs (issue 42.7).
 
-    python bench/bench_highlight.py [--formulae PATH] [--limit N]
+    python bench/bench_highlight.py [--formulae PATH] [--limit N] [--index IDX --year 2020 --queries 20]
 
 The part of a hit formula that matched is boxed in LaTeX written back from the formula's SLT
 (:func:`mathsearch.formula.highlight.slt_latex`); where that LaTeX would not show the same formula
@@ -8,6 +8,11 @@ The part of a hit formula that matched is boxed in LaTeX written back from the f
 distinct formulae (ARQMath ``latex_representation_v3.tsv``): the share written back faithfully, the
 reasons of the rest, and the time of :func:`marked_latex` for a formula against a query (its own
 first half), median and p95, beside a plain parse of the same formula (its floor).
+
+With ``--index``: what it adds to a result page.  For the first ``--queries`` topics of a year
+(Task 1 titles, Task 2 formulae; :func:`bench_web.queries`), page 1 is searched once
+(:func:`mathsearch.web.results.results`) and its view made (:func:`results_view`) with the
+highlighting and without it (the query formulae hidden from the view), in turns, in this process.
 """
 
 from __future__ import annotations
@@ -20,9 +25,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from mathsearch.formula import parse_latex, visual_key
-from mathsearch.formula.highlight import MAX_NODES, marked_latex, slt_latex
-from mathsearch.formula.slt import iter_nodes
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from bench_web import percentile, queries  # noqa: E402
+
+from mathsearch.formula import parse_latex, visual_key  # noqa: E402
+from mathsearch.formula.highlight import MAX_NODES, marked_latex, slt_latex  # noqa: E402
+from mathsearch.formula.slt import iter_nodes  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/data/arqmath/collection/formulas/latex_representation_v3.tsv"
 
@@ -31,7 +40,46 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--formulae", type=Path, default=DEFAULT)
     ap.add_argument("--limit", type=int, default=0, help="distinct formulae read (0: all)")
+    ap.add_argument("--index", type=Path, help="also time result pages over this index")
+    ap.add_argument("--year", type=int, default=2020)
+    ap.add_argument("--queries", type=int, default=20)
     args = ap.parse_args()
+    written_back(args)
+    if args.index:
+        page_cost(args)
+
+
+def page_cost(args) -> None:
+    from mathsearch.searcher import Searcher
+    from mathsearch.web import formula_marks
+    from mathsearch.web import results as view
+
+    searcher = Searcher(args.index)
+    qs = queries(args.year)
+    print(f"\nresult page 1, {args.queries} topics of {args.year} a task: the view (ms) with and without the marks")
+    print(f"{'task':>4} {'search median':>14} {'view median':>12} {'view p90':>9} {'marked median':>14} {'marked p90':>11} {'added median':>13}")
+    plain_split = view.split_math
+    for task in (1, 2):
+        search, plain, marked, added = [], [], [], []
+        for q in qs[task][: args.queries]:
+            t0 = time.perf_counter()
+            found = view.results(searcher, q, task, 1)
+            search.append((time.perf_counter() - t0) * 1000)
+            formula_marks._marked.cache_clear()  # each view computes its marks afresh
+            view.split_math = lambda text: (text, [])  # no query formulae: nothing is marked
+            t0 = time.perf_counter()
+            view.results_view(found, q, task, 1)
+            plain.append((time.perf_counter() - t0) * 1000)
+            view.split_math = plain_split
+            t0 = time.perf_counter()
+            view.results_view(found, q, task, 1)
+            marked.append((time.perf_counter() - t0) * 1000)
+            added.append(marked[-1] - plain[-1])
+        print(f"{task:>4} {statistics.median(search):>14.1f} {statistics.median(plain):>12.1f} {percentile(plain, 90):>9.1f} "
+              f"{statistics.median(marked):>14.1f} {percentile(marked, 90):>11.1f} {statistics.median(added):>13.1f}")
+
+
+def written_back(args) -> None:
     csv.field_size_limit(sys.maxsize)
     seen: dict[str, None] = {}
     with open(args.formulae, newline="", encoding="utf-8") as f:
@@ -81,4 +129,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from mathsearch.errors import run_script
+
+    run_script(main)

@@ -20,7 +20,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
-from .analysis import parse_latex, visual_key
+from .analysis import visual_key
+from .parser import parse_slt
+from .representations import visual_string
 from .slt import SNode, iter_nodes
 from .symbols import (
     ACCENT_CMDS,
@@ -270,22 +272,22 @@ def marked_latex(hit_latex: str, queries: Iterable[str], bound: Iterable[str] = 
     parts bound to query variables, given as LaTeX sub-formulae in ``bound``, boxed blue); None when
     nothing or everything matched (the whole formula is then marked, or not, as before), or when
     the marked LaTeX would not show the same formula."""
-    hit = parse_latex(hit_latex)
-    nodes = list(iter_nodes(hit.slt))
-    real = [n for n in nodes if n.kind != "W"]
-    if not real or len(real) > MAX_NODES or hit.recovered:
+    hit, state = parse_slt(hit_latex)  # the SLT only: the OPT is not needed here
+    real = [n for n in iter_nodes(hit) if n.kind != "W"]
+    if not real or len(real) > MAX_NODES or state.n_errors:
         return None
     boxes: dict[int, str] = {}
     for q in queries:
-        for key in matched_nodes(parse_latex(q).slt, hit.slt, window):
+        for key in matched_nodes(parse_slt(q)[0], hit, window):
             boxes[key] = MARK
     for b in bound:
-        for key in _occurrences(parse_latex(b).slt, hit.slt):
+        for key in _occurrences(parse_slt(b)[0], hit):
             boxes[key] = BOUND
-    if not boxes or all(id(n) in boxes and boxes[id(n)] == MARK for n in real):
+    if not boxes or all(boxes.get(id(n)) == MARK for n in real):
         return None
-    out = slt_latex(hit.slt, boxes)
-    if out is None or visual_key(out, lab=False) != visual_key(hit_latex, lab=False):
+    out = slt_latex(hit, boxes)
+    # \bbox adds no symbol: the marked LaTeX must lay out as the stored formula does
+    if out is None or visual_string(parse_slt(out)[0]) != visual_string(hit):
         return None
     return out
 
