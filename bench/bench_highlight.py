@@ -50,6 +50,7 @@ def main() -> None:
 
 
 def page_cost(args) -> None:
+    from mathsearch.formula import highlight
     from mathsearch.searcher import Searcher
     from mathsearch.web import formula_marks
     from mathsearch.web import results as view
@@ -66,6 +67,7 @@ def page_cost(args) -> None:
             found = view.results(searcher, q, task, 1)
             search.append((time.perf_counter() - t0) * 1000)
             formula_marks._marked.cache_clear()  # each view computes its marks afresh
+            highlight.query_pairs.cache_clear()
             view.split_math = lambda text: (text, [])  # no query formulae: nothing is marked
             t0 = time.perf_counter()
             view.results_view(found, q, task, 1)
@@ -120,7 +122,7 @@ def written_back(args) -> None:
     print(f"{'outcome':<58} {'formulae':>9} {'share':>7}")
     for reason, count in reasons.most_common():
         print(f"{reason:<58} {count:>9,} {count / total:>7.2%}")
-    if marked_ms:
+    if len(marked_ms) > 1:
         p95 = statistics.quantiles(marked_ms, n=20)[-1]
         print(f"\nmarked_latex, {len(marked_ms):,} formulae of 4+ symbols against their first half: "
               f"median {statistics.median(marked_ms):.2f} ms, p95 {p95:.2f} ms; "

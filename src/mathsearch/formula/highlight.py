@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 from .analysis import visual_key
 from .parser import parse_slt
@@ -55,6 +56,12 @@ def node_pairs(slt: SNode, window: int = 2) -> list[tuple[tuple[str, str, str], 
     (a lone symbol: its one tuple ``(label, "", "")`` and no second node)."""
     out: list[tuple[tuple[str, str, str], SNode, SNode | None]] = []
     for node in iter_nodes(slt):
+        if window == 1:  # the page's case, once per formula shown: neighbours only
+            if node.next is not None:
+                out.append(((node.label, node.next.label, "n"), node, node.next))
+            for e, child in node.edges or ():
+                out.append(((node.label, child.label, e), node, child))
+            continue
         frontier: list[tuple[SNode, str]] = [(node, "")]
         for _step in range(window):
             nxt: list[tuple[SNode, str]] = []
@@ -69,10 +76,10 @@ def node_pairs(slt: SNode, window: int = 2) -> list[tuple[tuple[str, str, str], 
     return out
 
 
-def matched_nodes(query: SNode, hit: SNode, window: int = 2) -> set[int]:
+def matched_nodes(query: SNode | frozenset, hit: SNode, window: int = 2) -> set[int]:
     """``id()`` of the hit's nodes that are an end of a symbol pair the query has too (blanks,
-    ``W!``, never count)."""
-    wanted = {t for t, _a, _b in node_pairs(query, window)}
+    ``W!``, never count); ``query`` an SLT or its pairs (:func:`query_pairs`)."""
+    wanted = query if isinstance(query, frozenset) else {t for t, _a, _b in node_pairs(query, window)}
     found: set[int] = set()
     for t, a, b in node_pairs(hit, window):
         if t in wanted:
@@ -80,6 +87,12 @@ def matched_nodes(query: SNode, hit: SNode, window: int = 2) -> set[int]:
                 if n is not None and n.kind != "W":
                     found.add(id(n))
     return found
+
+
+@lru_cache(maxsize=256)
+def query_pairs(latex: str, window: int) -> frozenset:
+    """The symbol pairs of a query formula, made once for every hit formula of a page."""
+    return frozenset(t for t, _a, _b in node_pairs(parse_slt(latex)[0], window))
 
 
 # -- the SLT written as LaTeX ----------------------------------------------------------------------
@@ -278,7 +291,7 @@ def marked_latex(hit_latex: str, queries: Iterable[str], bound: Iterable[str] = 
         return None
     boxes: dict[int, str] = {}
     for q in queries:
-        for key in matched_nodes(parse_slt(q)[0], hit, window):
+        for key in matched_nodes(query_pairs(q, window), hit, window):
             boxes[key] = MARK
     for b in bound:
         for key in _occurrences(parse_slt(b)[0], hit):

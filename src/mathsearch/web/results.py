@@ -117,7 +117,7 @@ def results_view(found: dict, q: str, task: int, page: int, details: bool = Fals
         matched = [formula_html(m, mark=True) if "matched_formulae" not in h.cut or len(m) <= 200 else latex_code(m)
                    for m in h.matched_formulae]
         snippet_marks = marks if task == 1 else {*marks, *marks_of("".join(f"${m}$" for m in h.matched_formulae))}
-        snippet_html = (text_parts_html(h.snippet, marks, queries, bound_parts(asdict(h))) if task == 1
+        snippet_html = (text_parts_html(h.snippet, marks, queries, bound_parts(h)) if task == 1
                         else text_html(h.snippet, snippet_marks))
         return {**asdict(h), "href": link, "title_html": text_html(h.thread_title or f"post {h.post_id}", marks),
                 "snippet_html": snippet_html, "matched_html": matched,
@@ -161,11 +161,12 @@ def results_view(found: dict, q: str, task: int, page: int, details: bool = Fals
     return view
 
 
-def bound_parts(hit: Mapping[str, Any]) -> list[str]:
+def bound_parts(hit: SearchHit | Mapping[str, Any]) -> list[str]:
     """The sub-formulae of a hit bound to the query's variables (``?a``), boxed in blue: the hit's
     ``bindings`` (``{"a": LaTeX}``, /work/notes/interface-42.md).  Issue 42.4 has not added that
     field yet; until it does there are none."""
-    return [latex for latex in (hit.get("bindings") or {}).values() if latex]
+    bindings = hit.get("bindings") if isinstance(hit, Mapping) else getattr(hit, "bindings", None)
+    return [latex for latex in (bindings or {}).values() if latex]
 
 
 def answer_view(found: dict, q: str) -> dict:
