@@ -190,7 +190,7 @@ class _Writer:
         if key not in self._whole:
             box = self.boxes.get(key) if node.kind != "W" else None
             for _e, child in node.edges or ():
-                c = child
+                c: SNode | None = child
                 while c is not None and box is not None:
                     if self.whole(c) != box:
                         box = None
