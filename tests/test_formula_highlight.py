@@ -109,3 +109,15 @@ def test_the_page_element_keeps_the_stored_latex_for_search_and_escapes_it():
     bound = bound_parts({"bindings": {"a": "n+1", "b": "m"}})
     assert bound == ["n+1", "m"] and bound_parts({"id": 3}) == []
     assert BOUND + "{n+1}" in str(formula_parts_html("(n+1)^2+m^2", [], bound=bound))
+
+
+def test_a_snippet_marks_equal_formulae_whole_larger_ones_in_part_and_leaves_the_rest():
+    from mathsearch.web.formula_marks import text_parts_html
+    from mathsearch.web.render import marks_of
+
+    query = "why $\\frac{1}{n}$"
+    html = str(text_parts_html("Take $\\frac1n$, then $\\sum \\frac{1}{n} = \\infty$ and $a<b$.",
+                               marks_of(query), ["\\frac{1}{n}"]))
+    assert html.startswith('Take <span class="tex hl">\\frac1n</span>, then <span class="tex part-match"')
+    assert MARK + "{\\frac{1}{n}}" in html
+    assert html.endswith(' and <span class="tex">a&lt;b</span>.')
