@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 
 from mathsearch.evaluation.task3 import evaluate_sources
-from mathsearch.evaluation.tokenize import MathRegexTokenizer, default_tokenizer
 from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics
 from mathsearch.runs import write_task3_run, write_trec_run
 from mathsearch.systems import SearchContext, make_system, run_system, spec
 from mathsearch.systems.task3 import run_answers
+from mathsearch.text.tokenize import MathRegexTokenizer, default_tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crossyear import in_sample  # noqa: E402

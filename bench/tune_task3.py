@@ -29,11 +29,11 @@ from pathlib import Path
 from mathsearch.answers.extract import ChoiceWeights, QueryProfile, candidates, choose
 from mathsearch.evaluation.subcollection import restrict_qrels
 from mathsearch.evaluation.task3 import Task3Scores, ablated_references, overlap_scores
-from mathsearch.evaluation.tokenize import MathRegexTokenizer
 from mathsearch.readers.qrels import qrels_to_dict, read_qrels, task3_relevance
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, SearchQuery, make_system
 from mathsearch.systems.task3 import Extract, _dense, base_system, ranks_by_dense
+from mathsearch.text.tokenize import MathRegexTokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crossyear import ALPHA, cross_year, decide, mean, table  # noqa: E402

@@ -28,3 +28,60 @@ def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     index_dir = tmp_path_factory.mktemp("sample") / "index"
     build_index(COLLECTION, index_dir)
     return index_dir
+
+
+# -- tiers -------------------------------------------------------------------------------------------
+# Every test gets the tiers of what it uses, read from its own source and its fixtures' (so a new
+# test is tiered without a decorator): ``pytest -m "not slow"`` is the fast tier for development,
+# scripts/test.sh runs everything.  The markers are declared in pyproject.toml (--strict-markers).
+TIER_SIGNS = {
+    "browser": ("chromium(",),
+    "ray": ("RayEngine", "--ray", "run_batch(", "ray_cluster"),
+    "dense": ('"dense"', "--dense", "MiniLM", "minilm", "compubert", "TrainConfig", "train_tiny_encoder",
+              "ContextualSimilarity", "load_encoder", "build_dense_index", "sentence_transformers", "torch"),
+    "docs": ("mkdocs",),
+}
+SLOW_TIERS = ("browser", "ray", "dense", "docs")
+# Files whose every test is slow for another reason (measured: tens of seconds each on two cores).
+SLOW_FILES = frozenset({"test_types.py", "test_wheel.py", "test_mirmu_golden.py", "test_mirmu_systems.py"})
+
+
+def _sources(item: pytest.Item) -> str:
+    import inspect
+
+    funcs = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(item, "fixturenames", ()):
+        defs = info.name2fixturedefs.get(name) if info is not None else None
+        if defs:
+            funcs.append(defs[-1].func)
+    out = []
+    for func in funcs:
+        try:
+            out.append(inspect.getsource(func))  # type: ignore[arg-type]
+        except (OSError, TypeError):
+            pass
+    return "\n".join(out)
+
+
+def tiers_of(item: pytest.Item) -> set[str]:
+    """The tiers of a collected test: what it uses, ``sample`` for the sample index, ``slow`` for
+    anything that starts a browser, a Ray cluster, a neural encoder or the docs build; ``unit`` else."""
+    source = _sources(item)
+    path = item.path.name
+    tiers = {tier for tier, signs in TIER_SIGNS.items() if any(s in source for s in signs)}
+    if path.startswith("test_ray_"):
+        tiers.add("ray")
+    if "sample_index" in getattr(item, "fixturenames", ()):
+        tiers.add("sample")
+    if tiers & set(SLOW_TIERS) or path in SLOW_FILES:
+        tiers.add("slow")
+    if not tiers & {"browser", "ray", "dense", "docs", "sample"}:
+        tiers.add("unit")
+    return tiers
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for tier in sorted(tiers_of(item)):
+            item.add_marker(getattr(pytest.mark, tier))

@@ -206,3 +206,18 @@ def test_modules_stay_small():
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, (path, _) in modules(SRC).items()}
     assert sizes["mathsearch.formula.parser"] > MAX_LINES  # what the check counts is lines
     assert {n: lines for n, lines in sizes.items() if lines > MAX_LINES and n not in LONGER_ALLOWED} == {}
+
+
+def test_the_systems_load_no_evaluation():
+    """A search never pays for the evaluation: ``import mathsearch.systems`` (what every face loads)
+    loads neither mathsearch.evaluation nor ir_measures (checked in a fresh interpreter)."""
+    code = ("import sys, mathsearch.systems, mathsearch.searcher\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('mathsearch.evaluation', 'mathsearch.runs', "
+            "'ir_measures', 'pytrec_eval'))))\n"
+            "print('mathsearch.systems.task3' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(SRC)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded, task3 = done.stdout.splitlines()
+    assert loaded == "[]"
+    assert task3 == "True"  # the check saw the systems (Task 3's among them) loaded

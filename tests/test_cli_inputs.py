@@ -11,9 +11,10 @@ import pytest
 from conftest import TOPICS
 from typer.testing import CliRunner
 
-from mathsearch.cli import app, run_cmd
+from mathsearch.cli import app
 from mathsearch.errors import InputError
 from mathsearch.readers.topics import read_topics
+from mathsearch.runs import make as making
 from mathsearch.systems import make_system
 
 TOPICS_2020 = TOPICS / "task1-2020.xml"
@@ -54,7 +55,7 @@ def test_run_out_folder_refused_before_the_search(sample_index, tmp_path, monkey
     def searched(*_a, **_k):
         raise AssertionError("the search ran before --out was checked")
 
-    monkeypatch.setattr(run_cmd, "run_system", searched)
+    monkeypatch.setattr(making, "run_system", searched)  # what make_run searches with
     result = invoke(*run_args(sample_index, folder))
     assert result.exit_code == 2, result.output
     assert "is a folder" in result.stderr and str(folder) in result.stderr

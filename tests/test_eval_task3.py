@@ -8,7 +8,7 @@ import pytest
 from mathsearch.evaluation import evaluate_runs, token_f1
 from mathsearch.evaluation.similarity import ContextualSimilarity, greedy_f1
 from mathsearch.evaluation.task3 import Task3Scores, overlap_scores, relevance_scores
-from mathsearch.evaluation.tokenize import MathRegexTokenizer, default_tokenizer
+from mathsearch.text.tokenize import MathRegexTokenizer, default_tokenizer
 
 QRELS = {"A.1": {"d1": 3, "d2": 5, "d3": 2}, "A.2": {"e1": 6, "e2": 1}, "A.3": {"g1": 0}}
 

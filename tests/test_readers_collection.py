@@ -91,3 +91,20 @@ def test_tags_and_delimiters():
     assert strip_delimiters("$$$ f(n) $$$") == "f(n)"
     assert strip_delimiters("\\(a\\)") == "a"
     assert strip_delimiters(" x ") == " x "  # no delimiters: byte for byte
+
+
+def test_every_post_keeps_its_formulae_without_a_formula_tsv(tmp_path):
+    """An ARQMath collection without its formula TSV: each post's formulae come from its own spans,
+    also after a post that has none (the reader once took that post's empty list for its flag)."""
+    from mathsearch.readers.collection import CollectionReader, detect_collection
+
+    root = tmp_path / "coll"
+    root.mkdir()
+    lines = (COLLECTION / "Posts.V1.3.xml").read_text(encoding="utf-8").splitlines()[:80]
+    (root / "Posts.V1.3.xml").write_text("\n".join(lines) + "\n</posts>\n", encoding="utf-8")
+    posts = list(CollectionReader(detect_collection(root)).posts(formulas=True))
+    expected = [len(body_text(tp.post.body)[1]) + (len(plain_text(tp.post.title)[1]) if tp.post.title else 0)
+                for tp in posts]
+    assert [len(tp.formulas) for tp in posts] == expected
+    gaps = [i for i, n in enumerate(expected[:-1]) if n == 0 and expected[i + 1] > 0]
+    assert gaps  # a post without formulae followed by one with: the case that lost them

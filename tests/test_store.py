@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from mathsearch.building import build_index
 from mathsearch.cli import app
 from mathsearch.errors import InputError
-from mathsearch.readers.dollar_math import find_math
 from mathsearch.store import Store
+from mathsearch.text.dollar_math import find_math
 
 runner = CliRunner()
 

@@ -24,6 +24,34 @@ from mathsearch.systems import (
 SYSTEMS = system_names()
 
 
+def test_register_refuses_a_name_taken():
+    """A second class under a name already registered is refused: it never replaces the first."""
+    from dataclasses import dataclass
+
+    from mathsearch.errors import InputError
+    from mathsearch.systems import System, register, resolve, system_class
+
+    @dataclass(frozen=True)
+    class Impostor:
+        NAME = "bm25-thread"
+        TASK = 1
+        DESCRIPTION = "not BM25"
+
+    before = system_class("bm25-thread")
+    with pytest.raises(ValueError, match="'bm25-thread' is registered already"):
+        register(Impostor)
+    assert system_class("bm25-thread") is before and before is not Impostor
+    assert register(before) is before  # the same class again (a module read twice) is itself
+    assert isinstance(resolve(2), System) and resolve(2).NAME == "formula"  # the task's default
+    assert resolve(3).NAME == "extract" and resolve(1, "bm25-thread:math=0.5").TASK == 1
+    with pytest.raises(InputError, match="system formula answers task 2; task 1 systems: .*bm25-thread"):
+        resolve(1, "formula")
+    with pytest.raises(InputError, match=r"--task must be 1 or 2, not 3 \(a Task 3 answer"):
+        resolve(3, tasks=(1, 2))
+    with pytest.raises(InputError, match="--task must be 1, 2 or 3, not 4"):
+        resolve(4)
+
+
 def test_the_registry_holds_both_tasks():
     assert set(system_names(1)) >= {"ours", "bm25-answer", "bm25-thread", "tangent-s", "linked-posts"}
     assert set(system_names(2)) >= {"formula", "tangent-s-formula"}

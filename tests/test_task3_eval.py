@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from mathsearch.cli import app
 from mathsearch.evaluation.task3 import ablated_references, evaluate_sources, parse_sources
-from mathsearch.evaluation.tokenize import MathRegexTokenizer
+from mathsearch.text.tokenize import MathRegexTokenizer
 
 TEXTS = {
     "11": "Integrate by parts: $u\\,dv$ gives the result.",

@@ -25,10 +25,10 @@ from mathsearch.indexes.text_index import (
     query_terms,
     select_terms,
 )
-from mathsearch.readers.dollar_math import find_math
 from mathsearch.readers.topics import read_topics
 from mathsearch.store import Store
 from mathsearch.text import analysis as ta
+from mathsearch.text.dollar_math import find_math
 
 # Every (query bag, index field) pair a system may weigh.
 CLAUSES = [

@@ -19,8 +19,8 @@ from web_support import free_port
 
 from mathsearch.cli import app as cli
 from mathsearch.errors import InputError
-from mathsearch.readers.dollar_math import find_math
 from mathsearch.searcher import Searcher, snippet
+from mathsearch.text.dollar_math import find_math
 from mathsearch.web import app as web_app
 from mathsearch.web import render
 from mathsearch.web.app import MAX_QUERY, MAX_SIZE, create_app

@@ -69,7 +69,7 @@ def _convert(value: Any, kind: Any, where: str) -> Any:
     if origin is tuple and isinstance(value, list):
         args = typing.get_args(kind)
         return tuple(_convert(v, args[0] if args else Any, f"{where}[{i}]") for i, v in enumerate(value))
-    if dataclasses.is_dataclass(kind) and isinstance(value, Mapping):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind) and isinstance(value, Mapping):
         return typed(kind, value, where)
     if typing.get_origin(kind) in (typing.Union, types.UnionType):
         for option in typing.get_args(kind):

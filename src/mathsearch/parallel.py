@@ -24,7 +24,7 @@ import queue
 import signal
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -50,7 +50,7 @@ def can_fork() -> bool:
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, *,
                 initializer: Callable[..., None] | None = None, initargs: tuple = (),
-                here: Callable[[T], R] | None = None) -> Iterator[R]:
+                here: Callable[[T], R] | None = None) -> Generator[R, None, None]:
     """``fn(item)`` for each of ``items``, in order, by ``workers`` forked processes (each started
     with ``initializer(*initargs)``); in this process when ``workers <= 1`` or fork is not
     available, by ``here`` if given (what ``fn`` does with what this process already holds open),
@@ -121,7 +121,7 @@ _STOPPING = (signal.SIGINT, signal.SIGTERM)
 def _start(proc: Any) -> None:
     came: list[int] = []
     try:
-        held = {s: signal.signal(s, lambda signum, _frame: came.append(signum)) for s in _STOPPING}
+        held: dict[int, Any] = {s: signal.signal(s, lambda signum, _frame: came.append(signum)) for s in _STOPPING}
     except ValueError:  # not the main thread: signals are not delivered here anyway
         proc.start()
         return
@@ -159,7 +159,7 @@ def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = 
     rest.  The first error is raised once every step has ended or been stopped."""
     if len(steps) < 2 or context not in mp.get_all_start_methods():
         return {name: step(progress) for name, step in steps}
-    ctx = mp.get_context(context)
+    ctx: Any = mp.get_context(context)  # fork or spawn: both make Processes
     children: list[tuple[str, Any, Any]] = []
     outcome: dict[str, tuple[str, Any]] = {}
 

@@ -14,8 +14,8 @@ the system to the run file.  The per-query score transformations and fusions tha
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -40,8 +40,8 @@ class Ranking(Mapping[str, float]):
 
     __slots__ = ("_scores", "posts")
 
-    def __init__(self, scores: Mapping[object, float] | Iterable[tuple[object, float]] = (),
-                 posts: Mapping[object, object] | None = None):
+    def __init__(self, scores: Mapping[Any, float] | Iterable[tuple[Any, float]] = (),
+                 posts: Mapping[Any, Any] | None = None):
         items = scores.items() if isinstance(scores, Mapping) else scores
         self._scores: dict[str, float] = {str(d): s for d, s in items}
         self.posts: dict[str, str] | None = {str(f): str(p) for f, p in posts.items()} if posts is not None else None
@@ -92,7 +92,8 @@ def rank_normalise(scores: Mapping[K, float]) -> dict[K, float]:
     return {d: 1.0 - i / n for i, d in enumerate(order)}
 
 
-NORMALISERS = {"minmax": minmax_normalise, "rank": rank_normalise, "none": dict}
+NORMALISERS: dict[str, Callable[[Mapping[Any, float]], dict[Any, float]]] = {
+    "minmax": minmax_normalise, "rank": rank_normalise, "none": dict}
 
 
 def rrf(rankings: Sequence[Mapping[K, float]], weights: Sequence[float], k: float = 60.0) -> dict[K, float]:

@@ -15,13 +15,11 @@ from pathlib import Path
 
 from .errors import InputError
 from .ranking import Ranking
-from .readers.dollar_math import find_math
-from .systems import SearchContext, SearchQuery, make_system, needs_of, spec, system_class, system_names
-from .systems.ours import default_spec
+from .systems import Answerer, Ranker, SearchContext, SearchQuery, needs_of, resolve, spec
 from .systems.runner import top
 from .text.analysis import formula_key, split_math
+from .text.dollar_math import find_math
 
-DEFAULT_SYSTEM = {2: "formula"}  # Task 1: default_spec (ours, as the index allows)
 MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet is cut at 200
 MAX_MATCHED = 10  # matched formulae listed per hit
 
@@ -127,15 +125,14 @@ class Searcher:
         self.ctx = SearchContext(self.index_dir)
 
     def system_for(self, task: int, system: str | None = None) -> str:
-        """The spec to run: ``system`` checked against ``task``, or the task's default."""
-        if task not in (1, 2):
-            hint = " (a Task 3 answer: `mathsearch answer`)" if task == 3 else ""
-            raise InputError(f"--task must be 1 or 2, not {task}{hint}")
-        name = system or (default_spec(self.index_dir) if task == 1 else DEFAULT_SYSTEM[task])
-        cls = system_class(name.partition(":")[0])
-        if cls.TASK != task:
-            raise InputError(f"system {cls.NAME} answers task {cls.TASK}; task {task} systems: {', '.join(system_names(task))}")
-        return name
+        """The spec to run: ``system`` checked against ``task``, or the task's default
+        (:func:`mathsearch.systems.resolve`)."""
+        return spec(self._ranker(task, system))
+
+    def _ranker(self, task: int, system: str | None) -> Ranker:
+        sys_obj = resolve(task, system, self.index_dir, tasks=(1, 2))
+        assert isinstance(sys_obj, Ranker), sys_obj  # Tasks 1 and 2 rank
+        return sys_obj
 
     def search(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
                tags: tuple[str, ...] = ()) -> SearchResult:
@@ -152,7 +149,7 @@ class Searcher:
         if not query.strip() or not query.replace("$", "").strip():
             what = "words or a $formula$" if task == 1 else "a formula"
             raise InputError(f"the query is empty; give {what} to search for.")
-        sys_obj = make_system(self.system_for(task, system))
+        sys_obj = self._ranker(task, system)
         self.ctx.require(("store", *needs_of(sys_obj)))
         q = SearchQuery.from_text(formula_query(query) if task == 2 else query, tags=tags)
         return spec(sys_obj), top(sys_obj.search(self.ctx, q, k), k)
@@ -174,14 +171,10 @@ class Searcher:
     def _title_words(query: str, task: int, tags: tuple[str, ...] = ()) -> set[str]:
         return set(SearchQuery.from_text(formula_query(query) if task == 2 else query, tags=tags).bags.title_words)
 
-    def _answerer(self, system: str | None):
-        from .systems.task3 import DEFAULT_SYSTEM as TASK3_DEFAULT
-
-        name = system or TASK3_DEFAULT
-        cls = system_class(name.partition(":")[0])
-        if cls.TASK != 3:
-            raise InputError(f"system {cls.NAME} answers task {cls.TASK}; answering systems: {', '.join(system_names(3))}")
-        return make_system(name)
+    def _answerer(self, system: str | None) -> Answerer:
+        sys_obj = resolve(3, system, self.index_dir)
+        assert isinstance(sys_obj, Answerer), sys_obj  # Task 3 answers
+        return sys_obj
 
     def answer_base(self, system: str | None = None) -> str | None:
         """The spec of the Task 1 ranking the Task 3 system ``system`` draws its answer from, where

@@ -36,8 +36,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..evaluation.tokenize import MathRegexTokenizer
 from ..text.analysis import formula_key, math_tokens, split_math, words
+from ..text.tokenize import MathRegexTokenizer
 from .passages import MAX_ANSWER_CHARS, Piece, compose, condense, pieces
 
 

@@ -167,7 +167,8 @@ def generate(
     when the endpoint fails or only ever answers nothing."""
     messages = prompt(title, question, passages, budget)
     known = [pid for pid, _ in passages]
-    text, cited = "", ()
+    text = ""
+    cited: tuple[str, ...] = ()
     tries = 0
     for tries in range(1, retries + 2):
         reply = endpoint.complete(messages, temperature, max_tokens)

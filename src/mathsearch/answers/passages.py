@@ -18,6 +18,7 @@ import html as htmllib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from ..readers.html import MATH_SPAN, strip_delimiters
 
@@ -44,6 +45,14 @@ class Piece:
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*>")
 _BREAKS = frozenset({"p", "div", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "table", "tr", "ul", "ol"})
 _HOLD = re.compile("\x00(\\d+)\x00")
+
+
+def _restore(spans: Sequence[tuple[int, int, object]], src: str, m: re.Match[str]) -> str:
+    """The formula a held place ``\\x00i\\x00`` stands for: span ``i`` of ``src``."""
+    start, end, _ = spans[int(m.group(1))]
+    return src[start:end]
+
+
 # A sentence ends at . ! or ? (closing brackets and quotes may follow) before white space and
 # a capital, a digit, a formula or an opening bracket.  The text holds formulae as \x00N\x00 here.
 _END = re.compile(r"(?<=[.!?])[\)\]\"'”’]*\s+(?=[A-Z0-9\x00(\[\"“])")
@@ -292,7 +301,7 @@ def condense(
 def text_pieces(text: str) -> list[Piece]:
     """The pieces of plain text with ``$``/``$$`` LaTeX (a generated answer): lines are blocks,
     a line that is one formula is a display, lines opening with ``-``, ``*`` or ``N.`` are items."""
-    from ..readers.dollar_math import find_math
+    from ..text.dollar_math import find_math
 
     out: list[Piece] = []
     for b, line in enumerate(x.strip() for x in text.split("\n")):
@@ -315,8 +324,7 @@ def text_pieces(text: str) -> list[Piece]:
             pos = end
         held.append(line[pos:].replace("\x00", " "))
         for sentence in _sentences("".join(held)):
-            restored = _HOLD.sub(lambda m, spans=found, src=line: src[spans[int(m.group(1))][0] : spans[int(m.group(1))][1]],
-                                 sentence)
+            restored = _HOLD.sub(partial(_restore, found, line), sentence)
             used = tuple(formulae[int(i)] for i in _HOLD.findall(sentence))
             out.append(Piece(restored, SENTENCE, b, len(out), "", used))
     return out

@@ -31,7 +31,7 @@ import os
 import re
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -396,28 +396,10 @@ class AssessDB:
         rows = self.db.execute("SELECT topic_id FROM topics WHERE overlap = 1 ORDER BY position")
         return [r[0] for r in rows]
 
-    def set_overlap(self, topic_ids: Iterable[str]) -> list[str]:
-        """Make ``topic_ids`` the shared overlap set (judged by every assessor)."""
-        wanted = list(dict.fromkeys(topic_ids))
-        known = {r[0] for r in self.db.execute("SELECT topic_id FROM topics")}
-        unknown = [t for t in wanted if t not in known]
-        if unknown:
-            raise AssessmentError(f"topic(s) {', '.join(unknown)} are not in the pool")
-        with self._write() as db:
-            db.execute("UPDATE topics SET overlap = 0")
-            db.executemany("UPDATE topics SET overlap = 1 WHERE topic_id = ?", [(t,) for t in wanted])
-        return self.overlap()
-
     # -- assessors and judgements ---------------------------------------------------------------
 
     def assessors(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT name FROM assessors ORDER BY created, name")]
-
-    def add_assessor(self, name: str) -> str:
-        name = check_assessor(name)
-        with self._write() as db:
-            db.execute("INSERT OR IGNORE INTO assessors(name, created) VALUES (?, ?)", (name, _now()))
-        return name
 
     def judge(self, item_id: int, assessor: str, grade: int, comment: str = "") -> Judgement:
         """Record (or change) ``assessor``'s grade of an item, committed before returning."""

@@ -270,12 +270,12 @@ def _pool_formulas(pool: Pool, runs: Sequence[PoolRun], items: dict, visual_ids:
     rankings = []
     for run in runs:
         read = ReadReport(source=str(run.path))
-        by_topic = read_formula_rankings(run.path, read)
+        found = read_formula_rankings(run.path, read)
         pool.report.merge(read)
         summary = _summary(run, pool.depth if run.primary else pool.alternate_depth)
-        summary.topics, summary.hits = len(by_topic), read.rows
+        summary.topics, summary.hits = len(found), read.rows
         pool.runs.append(summary)
-        rankings.append((run, summary, {t: (r.ordered(), r) for t, r in by_topic.items()}))
+        rankings.append((run, summary, {t: (r.ordered(), r) for t, r in found.items()}))
     wanted = {fid for _, _, by_topic in rankings for order, _ in by_topic.values() for fid in order}
     vmap = {f: v for f, v in visual_ids(wanted).items() if v is not None}
     unknown = len(wanted - vmap.keys())

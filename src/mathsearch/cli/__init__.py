@@ -37,25 +37,26 @@ def main() -> None:
 
 
 def _register_commands() -> None:
-    # One line per sub-command module (helpers add theirs here).
-    from . import check_cmd, eval_cmd, index_cmd
+    from . import (
+        answer_cmd,
+        check_cmd,
+        eval_cmd,
+        formula_cmd,
+        fuse_cmd,
+        index_cmd,
+        pool_cmd,
+        qrels_cmd,
+        run_cmd,
+        search_cmd,
+        serve_cmd,
+        train_cmd,
+    )
 
-    index_cmd.register(app)
-    eval_cmd.register(app)
-    check_cmd.register(app)
-    from . import fuse_cmd, run_cmd, search_cmd
-
-    run_cmd.register(app)
-    search_cmd.register(app)
-    fuse_cmd.register(app)
-    from . import formula_cmd
-
-    formula_cmd.register(app)
-    __import__(f"{__name__}.train_cmd", fromlist=["register"]).register(app)  # mathsearch train-encoder
-    __import__(f"{__name__}.answer_cmd", fromlist=["register"]).register(app)  # mathsearch answer (Task 3)
-    __import__(f"{__name__}.pool_cmd", fromlist=["register"]).register(app)  # mathsearch pool
-    __import__(f"{__name__}.qrels_cmd", fromlist=["register"]).register(app)  # mathsearch qrels export|agreement|progress
-    __import__(f"{__name__}.serve_cmd", fromlist=["register"]).register(app)  # mathsearch serve (web page, API)
+    # One module per sub-command, in the order `mathsearch --help` lists them.
+    commands = (index_cmd, eval_cmd, check_cmd, run_cmd, search_cmd, fuse_cmd, formula_cmd, train_cmd,
+                answer_cmd, pool_cmd, qrels_cmd, serve_cmd)
+    for module in commands:
+        module.register(app)
 
 
 _register_commands()

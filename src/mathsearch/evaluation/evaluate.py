@@ -265,7 +265,7 @@ def _evaluate_task3(
     options: EvalOptions,
 ) -> None:
     facts, answer_map, answer_texts = options.facts, options.answer_map, options.answer_texts
-    from .tokenize import default_tokenizer
+    from ..text.tokenize import default_tokenizer
 
     def text_of(doc: str) -> str | None:
         if answer_texts and doc in answer_texts:

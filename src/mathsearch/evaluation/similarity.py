@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .tokenize import minilm_model_dir
+from ..text.tokenize import minilm_model_dir
 
 MAX_TOKENS = 512
 

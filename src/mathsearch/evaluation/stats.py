@@ -16,10 +16,6 @@ class MeanCI:
     high: float
     n: int
 
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
-
 
 def mean_ci(values: Sequence[float], confidence: float = 0.95) -> MeanCI:
     """Mean with a Student-t confidence interval (two-sided), as the MIRMU paper reports nDCG'."""

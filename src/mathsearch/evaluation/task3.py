@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..readers.qrels import task3_relevance
+from ..text.tokenize import Tokenizer
 from .measures import H_M
-from .tokenize import Tokenizer
 
 
 def token_f1(candidate: Sequence[str], reference: Sequence[str]) -> float:
@@ -225,9 +225,9 @@ def evaluate_sources(
     from ..readers.qrels import qrels_to_dict, read_qrels
     from ..readers.runs import read_run_scores, read_task3_run
     from ..records import ReadReport
+    from ..text.tokenize import default_tokenizer
     from .results import EvalReport, RunResult, compare, finish, is_trec_layout
     from .subcollection import restrict_qrels
-    from .tokenize import default_tokenizer
     from .trec import trec_order
 
     qrels_path = Path(qrels_path)

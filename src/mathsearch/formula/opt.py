@@ -568,13 +568,3 @@ def build_opt(slt: SNode) -> ONode:
         return builder.line(slt)
     except RecursionError:
         return builder.flat(slt)
-
-
-def iter_opt(root: ONode) -> Iterator[ONode]:
-    """Every node, depth first (iterative)."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if node.children:
-            stack.extend(reversed(node.children))

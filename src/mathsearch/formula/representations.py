@@ -81,9 +81,9 @@ def _slt_pairs2(root: SNode, out: list[tuple[str, str, str]]) -> None:
             for e, child in node.edges:
                 push(child)
                 append((lab, child.label, e))
-                c2 = child.next
-                if c2 is not None:
-                    append((lab, c2.label, e + "n"))
+                after = child.next
+                if after is not None:
+                    append((lab, after.label, e + "n"))
                 if child.edges:
                     for e2, c3 in child.edges:
                         append((lab, c3.label, e + e2))
@@ -229,13 +229,14 @@ def _terms(node: ONode, terms: list[str], seen: set[str], unify: bool, cap: int,
             toks: list[str] | None = [cur.label]
         else:
             child_toks = [results.pop(id(c), None) for c in cur.children]
-            if any(ct is None for ct in child_toks) or sum(len(ct) for ct in child_toks) >= max_tokens:
+            kids = [ct for ct in child_toks if ct is not None]
+            if len(kids) < len(child_toks) or sum(len(ct) for ct in kids) >= max_tokens:
                 toks = None
             else:
                 if cur.label.startswith("U!"):
-                    child_toks.sort(key=" ".join)
+                    kids.sort(key=" ".join)
                 toks = [cur.label]
-                for ct in child_toks:
+                for ct in kids:
                     toks.extend(ct)
         results[id(cur)] = toks
         if toks is None or len(terms) >= cap:

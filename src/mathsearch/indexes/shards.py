@@ -379,14 +379,7 @@ class ShardedFormulaIndex:
         tops = self._tops(q, scoring, depth, True)
         best: dict[int, tuple[float, int, int, float]] = {}  # group: (final score, -formula id, post, score)
         for part, group, (docs, scores) in zip(self.parts, self.groups, tops, strict=True):
-            picks = part._first_hit_positions(docs)
-            final = scores.copy()
-            if thread_boosts is not None and boost > 0 and len(thread_boosts[0]):
-                pick_b, bonus = part._boosted_positions(docs, *thread_boosts)
-                picks = np.where(bonus > 0, pick_b, picks)
-                final = final + boost * bonus
-            fids = np.where(picks >= 0, part.inst_formula[np.maximum(picks, 0)], -1)
-            posts = np.where(picks >= 0, part.inst_post[np.maximum(picks, 0)], -1)
+            fids, posts, final = part.best_instance_of(docs, scores, thread_boosts, boost)
             for g, fid, post, fin, s in zip(group[docs].tolist(), fids.tolist(), posts.tolist(), final.tolist(),
                                             scores.tolist(), strict=True):
                 if fid < 0:

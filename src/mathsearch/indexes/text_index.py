@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +66,7 @@ def thread_docs(store: Store, question_ids: list[int]) -> list[tuple[Doc, list[D
     questions = store.posts(question_ids)
     answers = store.answers_of_threads(question_ids)
     comments = store.comments_of_posts([a.post_id for thread in answers.values() for a in thread])
-    out = []
+    out: list[tuple[Doc, list[Doc]]] = []
     for qid in question_ids:
         q, thread = questions.get(qid), answers.get(qid)
         if q is None or q.post_type != 1 or not thread:
@@ -84,7 +84,7 @@ def orphan_docs(store: Store, answer_ids: list[int]) -> list[Doc]:
     """Documents of answers whose question is missing from the collection: no thread context."""
     answers = store.posts(answer_ids)
     comments = store.comments_of_posts(answer_ids)
-    out = []
+    out: list[Doc] = []
     for aid in answer_ids:
         a = answers[aid]
         out.append((a.post_id, a.thread_id, field_texts(answer_fields(a.text, [t for _, t in comments.get(aid, ())], None))))
@@ -106,7 +106,7 @@ def _run_job(job: Job) -> list:
     return _JOBS[job[0]](_worker_store, job[1])
 
 
-def _analysed(store: Store, jobs: Iterable[Job], workers: int) -> Iterator[list]:
+def _analysed(store: Store, jobs: Iterable[Job], workers: int) -> Generator[list, None, None]:
     """The results of ``jobs`` in order, analysed by ``workers`` forked processes (or here)."""
     return ordered_map(_run_job, jobs, workers, initializer=_open_worker_store, initargs=(str(store.index_dir),),
                        here=lambda job: _JOBS[job[0]](store, job[1]))

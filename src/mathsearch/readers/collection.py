@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import Comment, FormulaKind, FormulaRecord, Post, PostType, ReadReport
+from ..text.dollar_math import annotate_math
 from .arqmath import iter_comments, iter_posts
-from .dollar_math import annotate_math
 from .html import body_text, markup_text, plain_text, span_ids
 
 _VERSIONED = re.compile(r"^(Posts|Comments|PostLinks)\.V(\d+(?:\.\d+)*)\.xml$")
@@ -119,12 +119,13 @@ class CollectionReader:
             title_text, title_formulas = plain_text(post.title) if post.title else ("", [])
             text, body_formulas = body_text(post.body)
             body_kind = FormulaKind.QUESTION if post.post_type == PostType.QUESTION else FormulaKind.ANSWER
-            formulas = [
+            # (named apart from the ``formulas`` flag: reusing it made the next post skip its formulae)
+            records = [
                 FormulaRecord(f.formula_id, post.post_id, post.thread_id, kind, f.latex)
                 for kind, found in ((FormulaKind.TITLE, title_formulas), (body_kind, body_formulas))
                 for f in found
             ]
-            yield TextPost(post, title_text, text, formulas)
+            yield TextPost(post, title_text, text, records)
 
     def comments(self, progress: Callable[[int], None] | None = None, *, formulas: bool = True) -> Iterator[TextComment]:
         """Comments; call after :meth:`posts` so formulae know their thread.
@@ -145,8 +146,8 @@ class CollectionReader:
                 comment = replace(comment, text=text_markup)
             text, found = plain_text(comment.text)
             thread = self.thread_of.get(comment.post_id, comment.post_id)
-            formulas = [
+            records = [
                 FormulaRecord(f.formula_id, comment.post_id, thread, FormulaKind.COMMENT, f.latex, comment_id=comment.comment_id)
                 for f in found
             ]
-            yield TextComment(comment, text, formulas)
+            yield TextComment(comment, text, records)

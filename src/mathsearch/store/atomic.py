@@ -112,7 +112,7 @@ def clean_stale_builds(target: str | Path) -> list[tuple[Path, int]]:
     """Remove the building folders of ``target`` left by builds that died; ``[(folder, bytes)]``."""
     target = Path(target).resolve()
     pattern = re.compile(rf"^\.{re.escape(target.name)}\.building-[^/]+$")
-    removed = []
+    removed: list[tuple[Path, int]] = []
     if not target.parent.is_dir():
         return removed
     for entry in sorted(target.parent.iterdir()):

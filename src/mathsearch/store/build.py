@@ -2,7 +2,7 @@
 
 Formula instances come from the collection's formula TSV when it has one (the
 official instances, with visual ids); otherwise from the id'd math spans of posts
-and comments (raw dumps get those ids from :mod:`mathsearch.readers.dollar_math`).
+and comments (raw dumps get those ids from :mod:`mathsearch.text.dollar_math`).
 
 The store is two files (see :mod:`.schema`): posts in ``store.sqlite``, comments, links
 and formula instances in ``store-side.sqlite``.  An ARQMath collection with a formula TSV

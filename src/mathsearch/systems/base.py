@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from ..errors import InputError
 from ..indexes.directory import IndexDirectory
@@ -96,22 +96,45 @@ def needs_of(system: Any) -> tuple[str, ...]:
 
 @runtime_checkable
 class System(Protocol):
+    """What every configured system is: a frozen dataclass with a ``NAME``, the ``TASK`` it answers
+    and a ``DESCRIPTION`` (a :class:`Ranker` for Tasks 1 and 2, an :class:`Answerer` for Task 3)."""
+
     NAME: ClassVar[str]
     TASK: ClassVar[int]
     DESCRIPTION: ClassVar[str]
-    NEEDS: ClassVar[tuple[str, ...]]  # the indexes it reads (or a ``needs()`` method where its config decides)
+
+
+@runtime_checkable
+class Ranker(System, Protocol):
+    """A Task 1 or Task 2 system: a ranking of answers or formula instances for a query."""
 
     def search(self, ctx: SearchContext, query: SearchQuery, limit: int = 1000) -> Ranking: ...
 
 
-_REGISTRY: dict[str, type] = {}
+@runtime_checkable
+class Answerer(System, Protocol):
+    """A Task 3 system: one answer (:class:`mathsearch.answers.Answer`) to a question."""
+
+    def answer(self, ctx: SearchContext, query: SearchQuery) -> Any: ...
 
 
-def register(cls: type) -> type:
-    """Class decorator: make a system dataclass known by its ``NAME``."""
+_REGISTRY: dict[str, type[System]] = {}
+S = TypeVar("S", bound=type)
+
+
+def register(cls: S) -> S:
+    """Class decorator: make a system dataclass known by its ``NAME``; a name already taken (by
+    another class) is refused, so that a plug-in never silently replaces a system."""
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls.__name__} must be a dataclass")
-    _REGISTRY[cls.NAME] = cls
+    name = getattr(cls, "NAME", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{cls.__name__} must have a NAME (the name a spec uses)")
+    taken = _REGISTRY.get(name)
+    if taken is not None and (taken.__module__, taken.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise ValueError(f"a system named {name!r} is registered already ({taken.__module__}.{taken.__qualname__}); "
+                         f"give {cls.__module__}.{cls.__qualname__} another NAME")
+    _REGISTRY[name] = cls
     return cls
 
 
@@ -119,7 +142,7 @@ def system_names(task: int | None = None) -> list[str]:
     return sorted(n for n, c in _REGISTRY.items() if task is None or c.TASK == task)
 
 
-def system_class(name: str) -> type:
+def system_class(name: str) -> type[System]:
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -164,7 +187,7 @@ def _convert(value: str, kind: Any, name: str, system: str) -> Any:
     return value
 
 
-def make_system(spec: str, **params: Any) -> Any:
+def make_system(spec: str, **params: Any) -> System:
     """A system from ``name`` or ``name:k=v,k=v`` (typed by the dataclass fields), plus ``params``.
 
     Examples:
@@ -209,6 +232,8 @@ def spec(system: Any) -> str:
 
 
 __all__ = [
+    "Answerer",
+    "Ranker",
     "Ranking",
     "SearchContext",
     "SearchQuery",

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from ..formula import latex_to_words
-from ..readers.dollar_math import find_math
+from .dollar_math import find_math
 
 # Short, generic English stop words; mathematical words ("prove", "limit") are kept.
 STOPWORDS = frozenset(

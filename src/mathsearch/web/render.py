@@ -34,9 +34,9 @@ from pathlib import Path
 import nh3
 from markupsafe import Markup, escape
 
-from ..readers.dollar_math import find_math
 from ..readers.html import MATH_SPAN, strip_delimiters
 from ..text.analysis import formula_key, split_math
+from ..text.dollar_math import find_math
 
 STATIC_DIR = Path(__file__).parent / "static"
 TEMPLATES_DIR = Path(__file__).parent / "templates"

@@ -212,7 +212,7 @@ def _instance_arrays(store: Store, inst: _Instances, n_groups: int) -> dict[str,
     inst_kind = np.frombuffer(inst.kind, dtype=np.int8)[inst_order]
     inst_post = np.frombuffer(inst.post, dtype=np.int64)[inst_order]
     answers = np.fromiter((post for post, _ in store.iter_post_ids(2)), dtype=np.int64)
-    arrays = {
+    arrays: dict[str, np.ndarray] = {
         "inst_ptr": inst_ptr,
         "inst_formula": np.frombuffer(inst.formula, dtype=np.int64)[inst_order],
         "inst_post": inst_post,

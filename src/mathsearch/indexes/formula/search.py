@@ -143,14 +143,7 @@ class FormulaIndex:
         scores, but let callers that map formulae to posts see every occurrence).
         """
         docs, scores = self.top(q, scoring, depth, retrievable_only=True)
-        picks = self._first_hit_positions(docs)
-        final = scores.copy()
-        if thread_boosts is not None and boost > 0 and len(thread_boosts[0]):
-            pick_b, bonus = self._boosted_positions(docs, *thread_boosts)
-            picks = np.where(bonus > 0, pick_b, picks)
-            final = final + boost * bonus
-        fids = np.where(picks >= 0, self.inst_formula[np.maximum(picks, 0)], -1)
-        posts = np.where(picks >= 0, self.inst_post[np.maximum(picks, 0)], -1)
+        fids, posts, final = self.best_instance_of(docs, scores, thread_boosts, boost)
         # The cut takes the run's order: scores rounded as the run shows them, ties by id compared
         # as text (as trec_eval and Ranking do, not as numbers), so the best k of a search are the
         # first k of a deeper one (a server's kept ranking pages as a new search would).
@@ -259,6 +252,22 @@ class FormulaIndex:
         # docs come best first, so a post's first occurrence carries its best-matching formula
         uniq, first = np.unique(posts, return_index=True)
         return uniq, post_scores[first]
+
+    def best_instance_of(self, docs: np.ndarray, scores: np.ndarray,
+                         thread_boosts: tuple[np.ndarray, np.ndarray] | None = None,
+                         boost: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per visual formula of ``docs`` (scored ``scores``): the formula id and post of its best
+        question/answer instance (-1 where it has none) and its final score (see
+        :meth:`best_instances`; a sharded index picks each shard's the same way)."""
+        picks = self._first_hit_positions(docs)
+        final = scores.copy()
+        if thread_boosts is not None and boost > 0 and len(thread_boosts[0]):
+            pick_b, bonus = self._boosted_positions(docs, *thread_boosts)
+            picks = np.where(bonus > 0, pick_b, picks)
+            final = final + boost * bonus
+        fids = np.where(picks >= 0, self.inst_formula[np.maximum(picks, 0)], -1)
+        posts = np.where(picks >= 0, self.inst_post[np.maximum(picks, 0)], -1)
+        return fids, posts, final
 
     def _first_hit_positions(self, docs: np.ndarray) -> np.ndarray:
         """Per visual formula, the position of its first question/answer instance (-1 if none)."""

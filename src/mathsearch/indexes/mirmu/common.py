@@ -81,8 +81,8 @@ def prefix_tokens(latex: str) -> tuple[str, ...]:
 
 def mixed_tokens(text: str) -> list[str]:
     """Words and formulae (as prefix tokens) of plain text with ``$LaTeX$``, in their order."""
-    from ...readers.dollar_math import find_math
     from ...text.analysis import words
+    from ...text.dollar_math import find_math
 
     if "$" not in text and "\\(" not in text and "\\[" not in text:
         return words(text)

@@ -9,7 +9,6 @@ boosts; Lucene's classic TF-IDF that MIaS used is not available in tantivy (see 
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Callable, Iterable
@@ -18,9 +17,9 @@ from pathlib import Path
 
 from ...parallel import batched
 from ...ranking import ranked
-from ...readers.dollar_math import find_math
 from ...store import Store
 from ...text.analysis import words
+from ...text.dollar_math import find_math
 from .common import artifact_dir, build_config, mterm_tokens, read_manifest, write_manifest
 
 NAME = "mias"
@@ -140,7 +139,3 @@ class MiasIndex:
         ids = self.searcher.fast_field_values("id", [addr for _, addr in hits])
         # tantivy orders by score; ties by id descending (the one order, as trec_eval would)
         return ranked({int(i): s for (s, _), i in zip(hits, ids, strict=True)})
-
-
-def manifest_of(index_dir: str | Path) -> dict:
-    return json.loads((artifact_dir(index_dir, NAME) / "manifest.json").read_text())

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...indexes.mirmu.common import mterm_tokens
-from ...readers.dollar_math import find_math
 from ...text.analysis import words
+from ...text.dollar_math import find_math
 from ..base import Ranking, SearchContext, SearchQuery, register
 from .config import search_config
 
