@@ -9,6 +9,7 @@ bound (a 1 MB formula in the collection must not make a 1 MB line).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from .systems import Answerer, Ranker, SearchContext, SearchQuery, needs_of, res
 from .systems.runner import top
 from .text.analysis import formula_key, split_math
 from .text.dollar_math import find_math
+from .text.plainmath import annotate, to_latex
 
 MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet is cut at 200
 MAX_MATCHED = 10  # matched formulae listed per hit
@@ -72,12 +74,29 @@ def cap(text: str, width: int = MAX_SHOWN) -> tuple[str, bool]:
     return text[:width] + "...", True
 
 
+# What LaTeX would misread: a name spelt out (sqrt, pi, sin), brackets as groups (e^(i pi), (a)/(b)).
+_PLAIN_ONLY = re.compile(r"[A-Za-z]{2,}|[\^_]\(|\)\s*/|/\s*\(|[√∫∑π∞≤≥≠²³]")
+
+
 def formula_query(query: str) -> str:
     """A Task 2 query as the systems read it: typed without ``$``, ``\\(`` or ``\\[``, the whole
     query is one formula (``x^2+y^2`` searches as ``$x^2+y^2$``); otherwise it is unchanged."""
     if "$" in query or split_math(query)[1] or not query.strip():
         return query
-    return f"${query.strip()}$"
+    # typed without LaTeX ("sqrt(x^2+1)", "e^(i pi)"): the formula it spells; LaTeX as it is
+    plain = to_latex(query) if _PLAIN_ONLY.search(query) and "\\" not in query else None
+    return f"${plain or query.strip()}$"
+
+
+def searched_as(query: str, task: int = 1) -> list[dict[str, str]]:
+    """The maths of ``query`` typed without LaTeX and the LaTeX it is searched as
+    (``[{"typed": "sqrt 2", "latex": "\\sqrt{2}"}]``): what the page and the API show, so that a
+    user sees what was understood.  Empty when the query has none (its formulae are all ``$...$``)."""
+    if task == 2:
+        as_formula = formula_query(query)
+        plain = as_formula[1:-1] if as_formula != query else None
+        return [{"typed": query.strip(), "latex": plain}] if plain and plain != query.strip() else []
+    return [{"typed": s.typed, "latex": s.latex} for s in annotate(query)[1]]
 
 
 def _number(hit_id: str) -> int | str:
@@ -215,7 +234,7 @@ class Searcher:
     def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str], *,
                   only: set[str] | None = None, start: int = 0, stop: int | None = None) -> list[SearchHit]:
         store = self.ctx.store
-        query_keys = {formula_key(latex) for latex in split_math(query)[1]} if task == 1 else set()
+        query_keys = {formula_key(latex) for latex in split_math(annotate(query)[0])[1]} if task == 1 else set()
         hits = []
         for rank, hit_id in enumerate(ranking.ordered()[start:stop], start + 1):
             if only is not None and hit_id not in only:

@@ -23,11 +23,18 @@ from ..indexes.directory import IndexDirectory
 from ..indexes.documents import QueryBags, topic_text
 from ..ranking import Ranking
 from ..records import Topic
+from ..text.plainmath import PlainSpan, annotate
 
 
 @dataclass(frozen=True)
 class SearchQuery:
-    """A Task 1 question (title, body, tags) or a Task 2 formula, as plain text with ``$LaTeX$``."""
+    """A Task 1 question (title, body, tags) or a Task 2 formula, as plain text with ``$LaTeX$``.
+
+    Made by :meth:`from_topic` or :meth:`from_text`, a query's maths typed without LaTeX (``sqrt 2``,
+    ``integral of x sin x dx``) is already written as ``$LaTeX$`` in ``title`` and ``question``
+    (:func:`mathsearch.text.plainmath.annotate`); ``understood`` lists those spans, what the user
+    typed and the LaTeX searched for ("searched as" on the page).
+    """
 
     query_id: str
     title: str
@@ -36,22 +43,26 @@ class SearchQuery:
     formula_latex: str | None = None  # Task 2: the formula searched for
     formula_id: str | None = None
     topic: Topic | None = None
+    understood: tuple[PlainSpan, ...] = ()  # plain-words maths read as formulae
 
     @classmethod
-    def from_topic(cls, topic: Topic) -> SearchQuery:
+    def from_topic(cls, topic: Topic, plain_math: bool = True) -> SearchQuery:
         title, question = topic_text(topic)
+        title, question, understood = _with_plain_math(title, question, plain_math)
         q = topic.query_formula
         latex = q.latex if q is not None else topic.latex
-        return cls(topic.topic_id, title, question, topic.tags, latex, topic.formula_id, topic)
+        return cls(topic.topic_id, title, question, topic.tags, latex, topic.formula_id, topic, understood)
 
     @classmethod
-    def from_text(cls, text: str, query_id: str = "q", tags: tuple[str, ...] = ()) -> SearchQuery:
+    def from_text(cls, text: str, query_id: str = "q", tags: tuple[str, ...] = (),
+                  plain_math: bool = True) -> SearchQuery:
         """A typed-in search: the text is the title; with ``task 2`` its first formula is searched."""
         from ..text.analysis import split_math
 
-        _, formulae = split_math(text)
+        title, _, understood = _with_plain_math(text, "", plain_math)
+        _, formulae = split_math(title)
         latex = formulae[0] if formulae else text.strip().strip("$")
-        return cls(query_id, text, "", tags, latex, None, None)
+        return cls(query_id, title, "", tags, latex, None, None, understood)
 
     @cached_property
     def bags(self) -> QueryBags:
@@ -85,6 +96,16 @@ class SearchContext(IndexDirectory):
     def signal_threads(self) -> ThreadPoolExecutor:
         """The threads a fused system's signals run on side by side (one per core, from 2 to 4)."""
         return self._pool("signal", max(2, min(4, os.cpu_count() or 2)))
+
+
+def _with_plain_math(title: str, question: str, on: bool) -> tuple[str, str, tuple[PlainSpan, ...]]:
+    """Title and question with their plain-words maths as ``$LaTeX$``: the one place a query's
+    typed maths is read (documents are never rewritten)."""
+    if not on:
+        return title, question, ()
+    title, in_title = annotate(title)
+    question, in_question = annotate(question)
+    return title, question, (*in_title, *in_question)
 
 
 def needs_of(system: Any) -> tuple[str, ...]:

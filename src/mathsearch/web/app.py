@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from ..browse import MAX_LATEX, formula_view, thread_of
 from ..errors import InputError, MathsearchError, NotFoundError
+from ..searcher import searched_as
 from . import site
 from .render import (
     MATHJAX_DIR,
@@ -111,6 +112,11 @@ class Answer(BaseModel):
     sources: list[Source]
 
 
+class SearchedAs(BaseModel):
+    typed: str = Field(description="What the query held, typed without LaTeX (e.g. sqrt 2).")
+    latex: str = Field(description="The LaTeX it was searched as (e.g. \\sqrt{2}).")
+
+
 class SearchOut(BaseModel):
     query: str
     task: int
@@ -118,6 +124,7 @@ class SearchOut(BaseModel):
     page: int
     size: int
     hits: list[Hit]
+    searched_as: list[SearchedAs] = Field([], description="Maths typed without LaTeX and the LaTeX it was searched as.")
     groups: list[Group] | None = Field(None, description="Task 2: the page's hits grouped by visual id.")
     answer: Answer | None = Field(None, description="Task 3: one answer with its sources.")
     next_page: int | None
@@ -251,8 +258,9 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         page: int = Query(1, ge=1, le=MAX_PAGE),
         size: int = Query(DEFAULT_SIZE, ge=1, le=MAX_SIZE, description="Hits a page."),
     ) -> dict:
-        """One page of hits (Task 1, 2) or one answer with its sources (Task 3)."""
-        return await service.search(q, task, page, size)
+        """One page of hits (Task 1, 2) or one answer with its sources (Task 3); ``searched_as`` lists the
+        maths typed without LaTeX (``sqrt 2``, ``integral of x sin x dx``) and the LaTeX searched."""
+        return {**await service.search(q, task, page, size), "searched_as": searched_as(q, task)}
 
     @app.get("/api/thread/{post_id}", response_model=ThreadOut, responses=ERRORS, tags=["api"])
     async def api_thread(post_id: int = PathParam(..., ge=0, le=MAX_POST_ID, description=f"A post id, {ID_BOUND}.")) -> dict:
@@ -296,6 +304,7 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
                 raise InputError(f"the query has {len(q):,} characters; at most {MAX_QUERY:,} are searched.")
             if not q.strip():
                 return page(request, "search.html", **ctx)
+            ctx["searched_as"] = [formula_html(s["latex"]) for s in searched_as(q, t)] if t != 2 else []
             if t == 3:
                 found = await service.search(q, t, n, DEFAULT_SIZE)
                 view = answer_view(found, q)

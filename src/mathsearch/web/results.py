@@ -22,6 +22,7 @@ from urllib.parse import urlencode
 from ..ranking import Ranking
 from ..searcher import Searcher, SearchHit, formula_query, group_by_visual_id
 from ..text.analysis import split_math
+from ..text.plainmath import annotate
 from .formula_marks import formula_parts_html, text_parts_html
 from .render import formula_html, latex_code, marks_of, text_html
 
@@ -108,8 +109,9 @@ def summary(found: dict, task: int, page: int) -> str:
 
 def results_view(found: dict, q: str, task: int, page: int, details: bool = False) -> dict:
     """What search.html shows of a grouped result page (Task 1 or 2)."""
-    marks = marks_of(formula_query(q) if task == 2 else q)
-    queries = split_math(formula_query(q) if task == 2 else q)[1]  # the parts of hit formulae they match are marked
+    searched = formula_query(q) if task == 2 else annotate(q)[0]  # plain-words maths marks as $...$ does
+    marks = marks_of(searched)
+    queries = split_math(searched)[1]  # the parts of hit formulae they match are marked
 
     def hit(h: SearchHit) -> dict:
         fid = h.id if task == 2 else None
