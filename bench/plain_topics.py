@@ -54,7 +54,7 @@ _SYMBOLS = {
     "rVert": "||", "langle": "<", "rangle": ">", "lfloor": "floor(", "rfloor": ")", "lceil": "ceil(",
     "rceil": ")", "{": "{", "}": "}", "prime": "'", "ell": "l", "neg": "not", "land": "and", "wedge": "and",
     "lor": "or", "vee": "or", "oplus": "+", "otimes": "*", "perp": "perp", "angle": "angle", "deg": "deg",
-    "hbar": "h", "#": "#", "%": "%", "&": "&", "_": "_", "$": "$", "bmod": "mod", "mod": "mod",
+    "hbar": "h", "choose": "choose", "#": "#", "%": "%", "&": "&", "_": "_", "$": "$", "bmod": "mod", "mod": "mod",
 }
 _FUNCTIONS = set("""sin cos tan cot sec csc arcsin arccos arctan sinh cosh tanh log ln lg exp det gcd max min sup
     inf lim liminf limsup dim ker deg arg Pr""".split())
@@ -117,7 +117,7 @@ class _Reader:
         if t == "{":
             inner = self.sequence("}")
             self.pos += 1
-            return inner
+            return f"({inner})" if " choose " in f" {inner} " else inner  # {n \choose k}
         if t in ("^", "_"):
             arg = self.group()
             return t + (arg if _simple(arg) else f"({arg})")

@@ -189,8 +189,21 @@ class _Parser:
         return all(self.text(i).lower() == w for i, w in enumerate(words))
 
     # grammar
+    def choose(self) -> _Node:
+        """``n+1 choose k``: a binomial coefficient of two sums."""
+        top = self.additive()
+        if self.text().lower() != "choose":
+            return top
+        saved = self.pos
+        self.pos += 1
+        bottom = self.attempt(self.additive)
+        if bottom is None:
+            self.pos = saved
+            return top
+        return _Node(rf"\binom{{{_group(top)}}}{{{_group(bottom)}}}", True)
+
     def relation(self, commas: bool = False) -> _Node:
-        left = self.additive()
+        left = self.choose()
         parts, strong = [left.latex], left.strong
         while True:
             rel = self.relation_symbol()
@@ -198,7 +211,7 @@ class _Parser:
                 if commas and self.text() == ",":
                     saved = self.pos
                     self.pos += 1
-                    right = self.attempt(self.additive)
+                    right = self.attempt(self.choose)
                     if right is None:
                         self.pos = saved
                         break
@@ -208,7 +221,7 @@ class _Parser:
                 break
             saved = self.pos
             self.pos += rel[1]
-            right = self.attempt(self.additive)
+            right = self.attempt(self.choose)
             if right is None or (rel[0] in (r"\in", r"\mid", r"\subset") and rel[2] and not _set_like(right)):
                 self.pos = saved
                 break
@@ -262,6 +275,8 @@ class _Parser:
         node = self.factor()
         while (t := self.peek()) is not None and not t.space_before and t.kind in ("num", "word") \
                 and self.starts_atom(juxtaposed=True) or self.text() == "(" and not self.peek().space_before:
+            if t.text == "(" and self.text(-1) == ")":
+                break  # "(a)(1)/(2)": the group before a fraction is a factor of its own
             right = self.attempt(self.factor)
             if right is None:
                 break
@@ -300,14 +315,6 @@ class _Parser:
                     node = _Node(_join(node.latex, "^{" + _group(right) + "}"), True)
                 else:
                     node = _Node(_join(node.latex, op, right.latex), True)
-                continue
-            if t.kind == "word" and t.text.lower() == "choose":
-                self.pos += 1
-                right = self.attempt(self.factor)
-                if right is None:
-                    self.pos = saved
-                    break
-                node = _Node(rf"\binom{{{_group(node)}}}{{{_group(right)}}}", True)
                 continue
             if not self.starts_atom(juxtaposed=True):
                 break
@@ -449,6 +456,11 @@ class _Parser:
         raise _Fail
 
     def bracketed(self) -> _Node:
+        if self.text() == "(" and self.text(1).lower() == "mod":  # "a equiv b (mod n)"
+            self.pos += 2
+            modulus = self.additive()
+            self.expect(")")
+            return _Node(rf"\pmod{{{modulus.latex}}}", True)
         opener = self.take().text
         closers = {"(": (")", "]"), "[": ("]", ")"), "{": ("}",)}[opener]
         saved_abs, self.in_abs = self.in_abs, 0
@@ -457,6 +469,8 @@ class _Parser:
         finally:
             self.in_abs = saved_abs
         closer = self.expect(*closers)
+        if inner.latex.startswith(r"\binom") and inner.latex.count(r"\binom") == 1 and inner.latex.endswith("}"):
+            return _Node(inner.latex, True)  # "(n choose k)": the brackets are the binomial's own
         if opener == "{":
             return _Node(rf"\{{{inner.latex}\}}", True, inner=inner.latex)
         strong = inner.strong or "," in inner.latex  # an interval or a pair: "[a, b]", "(x, y)"

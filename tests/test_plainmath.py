@@ -1,0 +1,118 @@
+"""Plain-words maths in queries (issue 42, item 1): what a person types without LaTeX is read as the
+formula it spells, feeds the same formula signals and math fields as ``$LaTeX$``, and what is not
+maths (English, unbalanced brackets) stays words without an error."""
+
+from __future__ import annotations
+
+import pytest
+
+from mathsearch.formula.analysis import FormulaAnalyzer
+from mathsearch.searcher import Searcher, formula_query, searched_as
+from mathsearch.systems import SearchQuery
+from mathsearch.text.analysis import formula_key
+from mathsearch.text.plainmath import annotate, find_plain_math, to_latex
+
+ANALYZER = FormulaAnalyzer()
+
+# typed -> the LaTeX a person means: the plain reading must have the same visual key
+SPANS = [
+    ("sqrt 2", r"\sqrt{2}"),
+    ("sqrt(2)", r"\sqrt{2}"),
+    ("√2", r"\sqrt{2}"),
+    ("x sin x", r"x\sin x"),
+    ("1/n^2", r"\frac{1}{n^2}"),
+    ("(1)/(n^2)", r"\frac{1}{n^2}"),
+    ("e^(i pi)", r"e^{i\pi}"),
+    ("a_n", "a_n"),
+    ("a_(n+1)", "a_{n+1}"),
+    ("n!", "n!"),
+    ("x^2+y^2=1", "x^2+y^2=1"),
+    ("x^2 + y^2 = 1", "x^2+y^2=1"),
+    ("integral of x sin x dx", r"\int x\sin x\,dx"),
+    ("integral from 0 to 1 of x^2 dx", r"\int_0^1 x^2\,dx"),
+    ("int_0^1 x^2 dx", r"\int_0^1 x^2 dx"),
+    ("sum 1/n^2 from n=1 to infinity", r"\sum_{n=1}^{\infty}\frac{1}{n^2}"),
+    ("sum from k=1 to n of k", r"\sum_{k=1}^{n} k"),
+    ("sum_(k=1)^n k = n(n+1)/2", r"\sum_{k=1}^n k=\frac{n(n+1)}{2}"),
+    ("lim x->0 sin(x)/x", r"\lim_{x\to 0}\frac{\sin(x)}{x}"),
+    ("limit of (1+1/n)^n as n->infinity", r"\lim_{n\to\infty}\left(1+\frac{1}{n}\right)^n"),
+    ("alpha + beta = gamma", r"\alpha+\beta=\gamma"),
+    ("|x| <= 1", r"|x|\leq 1"),
+    ("x ≤ √2", r"x\le\sqrt{2}"),
+    ("n choose k", r"\binom{n}{k}"),
+    ("a equiv b (mod n)", r"a\equiv b\pmod{n}"),
+    ("dy/dx = xy", r"\frac{dy}{dx}=xy"),
+    ("f(x) = ln(x)/x", r"f(x)=\frac{\ln(x)}{x}"),
+    ("sin^2 x + cos^2 x = 1", r"\sin^2 x+\cos^2 x=1"),
+]
+
+
+@pytest.mark.parametrize("typed,latex", SPANS)
+def test_a_typed_span_is_the_formula_it_spells(typed, latex):
+    found = find_plain_math(typed)
+    assert len(found) == 1 and found[0].typed == typed, found
+    assert ANALYZER.analyze(found[0].latex).visual_key == ANALYZER.analyze(latex).visual_key, found[0].latex
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("prove sqrt 2 is irrational", r"prove $\sqrt{2}$ is irrational"),
+    ("a_n converges", "$a_{n}$ converges"),
+    ("is a group", "is a group"),
+    ("I am comfortable when I am asked", "I am comfortable when I am asked"),
+    ("eigenvalues of a symmetric matrix are real", "eigenvalues of a symmetric matrix are real"),
+    ("for a > 0 and matrix A", "for $a>0$ and matrix $A$"),
+    ("the sum of the series", "the sum of the series"),
+    ("the cross product of vectors", "the cross product of vectors"),
+    ("e.g. this, i.e. that", "e.g. this, i.e. that"),
+    ("(see below)", "(see below)"),
+    ("let x be real", "let $x$ be real"),
+])
+def test_english_stays_words_and_maths_becomes_formulae(text, expected):
+    assert annotate(text)[0] == expected
+
+
+@pytest.mark.parametrize("text", ["sqrt(2", "((x+1)", "x^", "integral of", "lim x->", "1/", "sum from k=1 to",
+                                  "x^2+y^2=1)", "|x", "a_", "[0, 1", "\x00\x01", "∫∑√", "(((((((((((((((("])
+def test_unbalanced_or_unknown_maths_falls_back_to_words_without_error(text):
+    out, spans = annotate(text)
+    for s in spans:  # whatever is read is a whole formula with balanced brackets
+        assert s.latex.count("{") == s.latex.count("}")
+    assert out.replace("$", "").strip() or not text.strip()
+
+
+def test_dollar_formulae_and_latex_are_left_as_typed():
+    text = r"prove $\sqrt{2}$ is irrational and sqrt 3 too"
+    out, spans = annotate(text)
+    assert out == r"prove $\sqrt{2}$ is irrational and $\sqrt{3}$ too"
+    assert [s.typed for s in spans] == ["sqrt 3"]
+    assert annotate(r"\frac{1}{2} plus \alpha")[0] == r"\frac{1}{2} plus \alpha"
+
+
+def test_a_plain_query_has_the_formula_signals_of_its_latex_twin():
+    plain = SearchQuery.from_text("integral from 0 to 1 of x^2 dx")
+    latex = SearchQuery.from_text(r"$\int_{0}^{1} x^{2} dx$")
+    assert plain.bags.title_math == latex.bags.title_math
+    assert [formula_key(f) for f in plain.bags.formulae] == [formula_key(f) for f in latex.bags.formulae]
+    assert plain.bags.title_words == latex.bags.title_words == []
+    assert [s.typed for s in plain.understood] == ["integral from 0 to 1 of x^2 dx"]
+    off = SearchQuery.from_text("integral from 0 to 1 of x^2 dx", plain_math=False)
+    assert off.bags.formulae == [] and off.understood == ()
+
+
+def test_task2_query_typed_plain_is_one_formula():
+    assert formula_query("sqrt(x^2+1)") == r"$\sqrt{x^{2}+1}$"
+    assert formula_query("x^2+y^2") == "$x^2+y^2$"  # valid LaTeX as typed stays as typed
+    assert formula_query(r"\frac ab") == r"$\frac ab$"
+    assert to_latex("hello world") is None
+    assert searched_as("e^(i pi)", 2) == [{"typed": "e^(i pi)", "latex": r"e^{i \pi}"}]
+    assert searched_as("x^2+y^2", 2) == []
+    assert searched_as("prove sqrt 2 irrational", 1) == [{"typed": "sqrt 2", "latex": r"\sqrt{2}"}]
+
+
+def test_plain_query_ranks_as_its_latex_twin_on_the_sample(sample_index):
+    searcher = Searcher(sample_index)
+    plain = [h.id for h in searcher.search("prove sqrt 2 irrational", k=10).hits]
+    latex = [h.id for h in searcher.search(r"prove $\sqrt{2}$ irrational", k=10).hits]
+    assert plain == latex
+    words_only = SearchQuery.from_text("prove sqrt 2 irrational", plain_math=False)
+    assert words_only.bags.title_words != SearchQuery.from_text("prove sqrt 2 irrational").bags.title_words
