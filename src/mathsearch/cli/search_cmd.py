@@ -9,12 +9,13 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from ..searcher import Searcher
+from ..searcher import Searcher, searched_as
 from ._common import console, friendly_errors, print_json
 
 
 def search(
-    query: str = typer.Argument(..., help='Query text, formulae as $LaTeX$ (Task 2: the formula).'),
+    query: str = typer.Argument(..., help='Query text, formulae as $LaTeX$ or typed plain (sqrt 2, x^2+y^2=1); '
+                                          'filters [tag], -[tag], score:N, answers:N, is:accepted.'),
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="INDEX_DIR built by `mathsearch index`."),
     task: int = typer.Option(1, "--task", help="1: answers, 2: formula instances."),
     system: str | None = typer.Option(None, "--system", "-s", help="System (default: ours for Task 1, formula for Task 2)."),
@@ -32,6 +33,11 @@ def search(
         print_json(result.as_json())
         return
     out = console()
+    for notice in result.notices:
+        out.print(f"note: {notice}", highlight=False, markup=False)
+    understood = searched_as(query, task)
+    if understood:
+        out.print("searched as: " + "  ".join(f"${s['latex']}$" for s in understood), highlight=False, markup=False)
     out.print(f"[bold]{escape(result.system)}[/bold]: {len(result.hits)} hits", highlight=False)
     kind = "formula" if task == 2 else "answer"
     for h in result.hits:

@@ -181,6 +181,27 @@ class Store:
         sql = "SELECT post_id, accepted_answer_id FROM posts WHERE post_type=1 AND accepted_answer_id IS NOT NULL AND post_id IN ({ids})"
         return {thread_id: answer_id for thread_id, answer_id in self._rows_in(sql, thread_ids)}
 
+    def filter_facts(self, post_ids: Iterable[int | str]) -> dict[int, tuple[int, int | None, tuple[str, ...], int | None, int | None]]:
+        """``{post id: (thread id, post score, thread tags, thread answer count, thread's accepted
+        answer)}`` of the posts present: what the query filters (``[tag]``, ``score:N``...) read."""
+        sql = ("SELECT p.post_id, p.thread_id, p.score, q.tags, q.answer_count, q.accepted_answer_id FROM posts p "
+               "LEFT JOIN posts q ON q.post_id = p.thread_id WHERE p.post_id IN ({ids})")
+        return {pid: (tid, score, tuple(tags.split()) if tags else (), answers, accepted)
+                for pid, tid, score, tags, answers, accepted in self._rows_in(sql, post_ids)}
+
+    def holds_field(self, column: str) -> bool:
+        """Whether any post has a value for ``column`` (``score``, ``answer_count``,
+        ``accepted_answer_id``): raw dumps have them all, the ARQMath files only some."""
+        if column not in ("score", "answer_count", "accepted_answer_id"):
+            raise ValueError(column)
+        return self.db.execute(f"SELECT 1 FROM posts WHERE {column} IS NOT NULL LIMIT 1").fetchone() is not None
+
+    def tag_count(self, tag: str) -> int:
+        """How many threads carry ``tag``."""
+        sql = "SELECT COUNT(*) FROM posts WHERE post_type=1 AND (' ' || tags || ' ') LIKE ? ESCAPE '\\'"
+        pattern = "% " + tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " %"
+        return int(self.db.execute(sql, (pattern,)).fetchone()[0])
+
     def iter_post_ids(self, post_type: int) -> Iterator[tuple[int, int]]:
         """``(post id, thread id)`` of every post of a type, by post id, without reading texts."""
         yield from self.db.execute("SELECT post_id, thread_id FROM posts WHERE post_type=? ORDER BY post_id", (post_type,))
