@@ -9,19 +9,27 @@ bound (a 1 MB formula in the collection must not make a 1 MB line).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Collection
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import InputError
+from .formula.analysis import AnalyzerConfig, FormulaAnalyzer
+from .formula.opt import ONode
+from .formula.wildcards import has_variables, match, query_variables
+from .formula.wildcards import to_latex as wildcard_latex
 from .ranking import Ranking
 from .systems import Answerer, Ranker, SearchContext, SearchQuery, needs_of, resolve, spec
+from .systems.closeness import NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence
 from .systems.runner import top
 from .text.analysis import formula_key, split_math
 from .text.dollar_math import find_math
+from .text.filters import QueryFilters, parse_filters
 from .text.plainmath import annotate, to_latex
 
+FILTER_DEPTH = 1000  # hits ranked before filters keep the first k: a filter rarer than that finds fewer
 MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet is cut at 200
 MAX_MATCHED = 10  # matched formulae listed per hit
 
@@ -92,11 +100,30 @@ def searched_as(query: str, task: int = 1) -> list[dict[str, str]]:
     """The maths of ``query`` typed without LaTeX and the LaTeX it is searched as
     (``[{"typed": "sqrt 2", "latex": "\\sqrt{2}"}]``): what the page and the API show, so that a
     user sees what was understood.  Empty when the query has none (its formulae are all ``$...$``)."""
+    query = parse_filters(query)[0]
     if task == 2:
         as_formula = formula_query(query)
         plain = as_formula[1:-1] if as_formula != query else None
         return [{"typed": query.strip(), "latex": plain}] if plain and plain != query.strip() else []
     return [{"typed": s.typed, "latex": s.latex} for s in annotate(query)[1]]
+
+
+def variables_pattern(query: str) -> ONode | None:
+    """The operator tree of a Task 2 query's formula with query variables (``?a``, ``\\qvar{a}``) as
+    placeholders; None when the formula has none."""
+    latex = formula_query(parse_filters(query)[0])[1:-1]
+    if not has_variables(latex):
+        return None
+    return _PATTERN_ANALYZER.analyze(query_variables(latex)[0]).parsed.opt
+
+
+def bindings_of(pattern: ONode, latex: str) -> dict[str, str] | None:
+    """``{variable name: the LaTeX it matched}`` of one formula; None when it does not match."""
+    found = match(pattern, _PATTERN_ANALYZER.analyze(latex).parsed.opt)
+    return {name: wildcard_latex(node) for name, node in found.items()} if found is not None else None
+
+
+_PATTERN_ANALYZER = FormulaAnalyzer(AnalyzerConfig(cache_size=20_000, keep_trees=True))
 
 
 def _number(hit_id: str) -> int | str:
@@ -117,6 +144,7 @@ class SearchHit:
     matched_total: int
     cut: list[str]  # the fields shortened: "thread_title", "matched_formulae"
     visual_id: str | None = None  # Task 2: the formula's visual id (instances that look the same share it)
+    bindings: dict[str, str] | None = None  # Task 2 with query variables: {name: the LaTeX ?name matched}
 
 
 @dataclass(frozen=True)
@@ -125,9 +153,11 @@ class SearchResult:
     task: int
     system: str  # the spec that ran
     hits: list[SearchHit]
+    notices: list[str] = field(default_factory=list)  # read before the hits (filters, no close match)
 
     def as_json(self) -> dict:
-        return {"query": self.query, "system": self.system, "hits": [asdict(h) for h in self.hits]}
+        return {"query": self.query, "system": self.system, "hits": [asdict(h) for h in self.hits],
+                "notices": self.notices, "searched_as": searched_as(self.query, self.task)}
 
 
 class Searcher:
@@ -142,6 +172,7 @@ class Searcher:
     def __init__(self, index_dir: str | Path):
         self.index_dir = Path(index_dir)
         self.ctx = SearchContext(self.index_dir)
+        self._analyzer = _PATTERN_ANALYZER
 
     def system_for(self, task: int, system: str | None = None) -> str:
         """The spec to run: ``system`` checked against ``task``, or the task's default
@@ -156,7 +187,9 @@ class Searcher:
     def search(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
                tags: tuple[str, ...] = ()) -> SearchResult:
         name, ranking = self.rank(query, task, system, k, tags)
-        return SearchResult(query, task, name, self.hits(query, task, ranking, tags=tags))
+        best = ranking.ordered()[0] if len(ranking) else None
+        return SearchResult(query, task, name, self.hits(query, task, ranking, tags=tags),
+                            self.notices(query, task, best))
 
     def rank(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
              tags: tuple[str, ...] = ()) -> tuple[str, Ranking]:
@@ -168,10 +201,93 @@ class Searcher:
         if not query.strip() or not query.replace("$", "").strip():
             what = "words or a $formula$" if task == 1 else "a formula"
             raise InputError(f"the query is empty; give {what} to search for.")
+        text, filters = parse_filters(query)
+        if filters and not text.replace("$", "").strip():
+            raise InputError(f"the query has only filters ({filters.describe()}); give words or a $formula$ to search for.")
         sys_obj = self._ranker(task, system)
         self.ctx.require(("store", *needs_of(sys_obj)))
-        q = SearchQuery.from_text(formula_query(query) if task == 2 else query, tags=tags)
-        return spec(sys_obj), top(sys_obj.search(self.ctx, q, k), k)
+        pattern = variables_pattern(text) if task == 2 else None
+        if pattern is not None:  # query variables: the formula's structure finds candidates, the tree match decides
+            text = "$" + query_variables(formula_query(text)[1:-1])[0] + "$"
+        q = SearchQuery.from_text(formula_query(text) if task == 2 else text, tags=tags)
+        if not filters and pattern is None:
+            return spec(sys_obj), top(sys_obj.search(self.ctx, q, k), k)
+        # filters and query variables keep some of the hits: rank deeper, then keep the first k they allow
+        found = sys_obj.search(self.ctx, q, max(k, FILTER_DEPTH))
+        if filters:
+            found = self._filtered(found, filters)
+        if pattern is not None:
+            found = self._matching(found, pattern)
+        return spec(sys_obj), top(found, k)
+
+    def _matching(self, ranking: Ranking, pattern: ONode) -> Ranking:
+        """The formula instances of ``ranking`` whose operator tree holds ``pattern`` (its query
+        variables bound consistently), in their order."""
+        keep = {}
+        store = self.ctx.store
+        verdict: dict[str, bool] = {}  # by LaTeX: instances of one formula repeat
+        for doc in ranking:
+            f = store.formula(doc)
+            if f is None:
+                continue
+            if f.latex not in verdict:
+                verdict[f.latex] = match(pattern, self._analyzer.analyze(f.latex).parsed.opt) is not None
+            if verdict[f.latex]:
+                keep[doc] = ranking[doc]
+        posts = {d: ranking.posts[d] for d in keep if d in ranking.posts} if ranking.posts is not None else None
+        return Ranking(keep, posts)
+
+    def _filtered(self, ranking: Ranking, filters: QueryFilters) -> Ranking:
+        """The hits of ``ranking`` whose post and thread pass ``filters`` (a field the collection
+        does not record passes: :meth:`notices` says it was not applied)."""
+        posts = {d: ranking.post_of(d) or d for d in ranking}
+        facts = self.ctx.store.filter_facts(set(posts.values()))
+        scored = self.ctx.store.holds_field("score")
+        accepted_known = self.ctx.store.holds_field("accepted_answer_id")
+        keep = {}
+        for doc, post in posts.items():
+            fact = facts.get(int(post)) if post.isdigit() else None
+            if fact is None:
+                continue
+            _, score, tags, answers, accepted = fact
+            if any(t not in tags for t in filters.tags) or any(t in tags for t in filters.not_tags):
+                continue
+            if filters.min_score is not None and scored and (score is None or score < filters.min_score):
+                continue
+            if filters.min_answers is not None and (answers or 0) < filters.min_answers:
+                continue
+            if filters.accepted and accepted_known and accepted != int(post):
+                continue
+            keep[doc] = ranking[doc]
+        posts_kept = {d: ranking.posts[d] for d in keep if d in ranking.posts} if ranking.posts is not None else None
+        return Ranking(keep, posts_kept)
+
+    def closeness(self, query: str, best: int | str) -> float:
+        """The evidence (:func:`mathsearch.systems.closeness.evidence`) that the hit ``best`` (an
+        answer or question id) holds what ``query`` asks about, in [0, 1]."""
+        return evidence(self.ctx, SearchQuery.from_text(parse_filters(query)[0]), best)
+
+    def notices(self, query: str, task: int = 1, best: int | str | None = None) -> list[str]:
+        """Lines a person should read before the hits: "no close match" when the best Task 1 hit
+        ``best`` shares too little with the query (:data:`NO_CLOSE_MATCH_BELOW`), a ``[tag]`` no
+        thread has, a filter on a field this collection does not record (so not applied)."""
+        out = []
+        if task != 2 and best is not None and self.closeness(query, best) < NO_CLOSE_MATCH_BELOW:
+            out.append(NO_CLOSE_MATCH)
+        _, filters = parse_filters(query)
+        if not filters:
+            return out
+        store = self.ctx.store
+        out += [f"No thread has the tag [{t}]: nothing can match it." for t in filters.tags if store.tag_count(t) == 0]
+        out += [f"No thread has the tag [{t}]: -[{t}] excludes nothing." for t in filters.not_tags
+                if store.tag_count(t) == 0]
+        if filters.min_score is not None and not store.holds_field("score"):
+            out.append(f"score:{filters.min_score} was not applied: this collection records no post scores.")
+        if filters.accepted and not store.holds_field("accepted_answer_id"):
+            out.append("is:accepted was not applied: this collection does not record accepted answers.")
+        if filters.min_answers is not None and not store.holds_field("answer_count"):
+            out.append(f"answers:{filters.min_answers} counts the answers in this collection (it records no answer counts).")
+        return out
 
     def hits(self, query: str, task: int, ranking: Ranking, start: int = 0, stop: int | None = None,
              tags: tuple[str, ...] = ()) -> list[SearchHit]:
@@ -188,6 +304,7 @@ class Searcher:
 
     @staticmethod
     def _title_words(query: str, task: int, tags: tuple[str, ...] = ()) -> set[str]:
+        query = parse_filters(query)[0]
         return set(SearchQuery.from_text(formula_query(query) if task == 2 else query, tags=tags).bags.title_words)
 
     def _answerer(self, system: str | None) -> Answerer:
@@ -221,6 +338,9 @@ class Searcher:
         else:
             made = sys_obj.answer(self.ctx, q)
         store = self.ctx.store
+        if made.sources and made.mode != "declined" and evidence(self.ctx, q, made.sources[0]) < NO_CLOSE_MATCH_BELOW:
+            # the post it would answer from shares too little with the question: say so, do not answer
+            made = dataclasses.replace(made, text="", mode="declined", notes=(NO_CLOSE_MATCH, *made.notes))
         posts = store.posts(made.sources)
         threads = store.posts({p.thread_id for p in posts.values()})
         sources = []
@@ -235,6 +355,7 @@ class Searcher:
                   only: set[str] | None = None, start: int = 0, stop: int | None = None) -> list[SearchHit]:
         store = self.ctx.store
         query_keys = {formula_key(latex) for latex in split_math(annotate(query)[0])[1]} if task == 1 else set()
+        pattern = variables_pattern(query) if task == 2 else None
         hits = []
         for rank, hit_id in enumerate(ranking.ordered()[start:stop], start + 1):
             if only is not None and hit_id not in only:
@@ -264,7 +385,7 @@ class Searcher:
             hits.append(SearchHit(
                 rank, _number(hit_id), post.post_id if post else None, ranking[hit_id], title,
                 snippet(post.text, words, anchor=anchor) if post else "", [m for m, _ in shown], len(matched), cut,
-                f.visual_id if f else None,
+                f.visual_id if f else None, bindings_of(pattern, f.latex) if pattern is not None and f else None,
             ))
         return hits
 

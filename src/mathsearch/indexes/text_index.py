@@ -281,3 +281,7 @@ class TextIndex:
     @property
     def num_answers(self) -> int:
         return self._a_searcher.num_docs
+
+    def answer_doc_freq(self, field: str, token: str) -> int:
+        """How many answers hold ``token`` in ``field`` (the idf of "no close match" evidence)."""
+        return self._a_searcher.doc_freq(field, token)

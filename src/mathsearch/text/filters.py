@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..readers.dollar_math import find_math
+from .dollar_math import find_math
 
 _FILTER = re.compile(
     r"(?<!\S)(?:(?P<neg>-)?\[(?P<tag>[A-Za-z0-9][A-Za-z0-9.+#-]*[A-Za-z0-9+#]?)\]"

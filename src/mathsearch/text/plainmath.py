@@ -53,7 +53,8 @@ _SUMS = {"sum": r"\sum", "Sum": r"\sum", "∑": r"\sum", "product": r"\prod", "p
 _LIMITS = {"lim": r"\lim", "limit": r"\lim"}
 _INFINITY = frozenset({"infinity", "infty", "inf", "oo", "∞"})
 _SQRT = frozenset({"sqrt", "√", "cbrt", "∛"})
-_SETS = {"ℝ": r"\mathbb{R}", "ℕ": r"\mathbb{N}", "ℤ": r"\mathbb{Z}", "ℚ": r"\mathbb{Q}", "ℂ": r"\mathbb{C}"}
+_SETS = {"ℝ": r"\mathbb{R}", "ℕ": r"\mathbb{N}", "ℤ": r"\mathbb{Z}", "ℚ": r"\mathbb{Q}", "ℂ": r"\mathbb{C}",
+         "∀": r"\forall", "∃": r"\exists", "∅": r"\emptyset", "¬": r"\neg"}  # symbols that stand as atoms
 # Letters that are English words alone ("a", "I"); a variable only beside an operator.
 _ENGLISH_LETTERS = frozenset("aAIi")
 

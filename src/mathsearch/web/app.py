@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from ..browse import MAX_LATEX, formula_view, thread_of
 from ..errors import InputError, MathsearchError, NotFoundError
-from ..searcher import searched_as
+from ..searcher import Searcher, searched_as
 from . import site
 from .render import (
     MATHJAX_DIR,
@@ -81,6 +81,8 @@ class Hit(BaseModel):
     matched_total: int
     cut: list[str]
     visual_id: str | None = None
+    bindings: dict[str, str] | None = Field(None, description="Task 2 with query variables (?a, \\qvar{a}): the "
+                                                              "LaTeX each variable matched in this formula.")
 
 
 class GroupPost(BaseModel):
@@ -112,6 +114,22 @@ class Answer(BaseModel):
     sources: list[Source]
 
 
+def _best(found: dict) -> int | str | None:
+    """The first hit of a search page (its answer, or Task 3's first source), for "no close match"."""
+    if found.get("answer"):
+        if found["answer"].get("mode") == "declined":
+            return -1  # declined: no post is close (evidence of an absent post is 0)
+        return None  # an answer was given: its source was close enough
+    if found.get("groups"):
+        first = found["groups"][0]["hits"][0]
+        return first["id"] if isinstance(first, dict) else first.id
+    hits = found.get("hits") or []
+    if hits:
+        first = hits[0]
+        return first["id"] if isinstance(first, dict) else first.id
+    return None
+
+
 class SearchedAs(BaseModel):
     typed: str = Field(description="What the query held, typed without LaTeX (e.g. sqrt 2).")
     latex: str = Field(description="The LaTeX it was searched as (e.g. \\sqrt{2}).")
@@ -125,6 +143,8 @@ class SearchOut(BaseModel):
     size: int
     hits: list[Hit]
     searched_as: list[SearchedAs] = Field([], description="Maths typed without LaTeX and the LaTeX it was searched as.")
+    notices: list[str] = Field([], description="Lines to read before the hits: a [tag] no thread has, a filter "
+                                               "this collection cannot apply, no close match.")
     groups: list[Group] | None = Field(None, description="Task 2: the page's hits grouped by visual id.")
     answer: Answer | None = Field(None, description="Task 3: one answer with its sources.")
     next_page: int | None
@@ -260,7 +280,10 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
     ) -> dict:
         """One page of hits (Task 1, 2) or one answer with its sources (Task 3); ``searched_as`` lists the
         maths typed without LaTeX (``sqrt 2``, ``integral of x sin x dx``) and the LaTeX searched."""
-        return {**await service.search(q, task, page, size), "searched_as": searched_as(q, task)}
+        found = await service.search(q, task, page, size)
+        best = _best(found) if page == 1 else None  # "no close match" is said before the first results
+        notices = await service.call(Searcher.notices, service.searcher, q, task, best)
+        return {**found, "searched_as": searched_as(q, task), "notices": notices}
 
     @app.get("/api/thread/{post_id}", response_model=ThreadOut, responses=ERRORS, tags=["api"])
     async def api_thread(post_id: int = PathParam(..., ge=0, le=MAX_POST_ID, description=f"A post id, {ID_BOUND}.")) -> dict:
@@ -305,12 +328,15 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
             if not q.strip():
                 return page(request, "search.html", **ctx)
             ctx["searched_as"] = [formula_html(s["latex"]) for s in searched_as(q, t)] if t != 2 else []
+
             if t == 3:
                 found = await service.search(q, t, n, DEFAULT_SIZE)
                 view = answer_view(found, q)
             else:  # one entry a thread (Task 1) or a formula (Task 2), counted
                 found = await service.grouped(q, t, n)
                 view = results_view(found, q, t, n, ctx["details"])
+            best = _best(found) if n == 1 else None  # "no close match" is said before the first results
+            ctx["notices"] = await service.call(Searcher.notices, service.searcher, q, t, best)
         except (MathsearchError, HTTPException) as exc:
             ctx["error"] = public_message(str(getattr(exc, "detail", exc)), index_dir)
             shown = page(request, "search.html", 400 if isinstance(exc, MathsearchError) else exc.status_code, **ctx)

@@ -177,6 +177,10 @@ def answer_view(found: dict, q: str) -> dict:
     a = found["answer"]
     sources = [{"post_id": s["post_id"], "href": href(f"/thread/{s['post_id']}", q=q, task=3) + f"#p{s['post_id']}",
                 "title_html": text_html(s["thread_title"] or f"post {s['post_id']}", marks)} for s in a["sources"]]
+    if a.get("mode") == "declined":  # nothing close enough to answer from: the notice says so
+        return {"answer": {"html": text_html("No answer: the nearest posts, none close to the question.", marks),
+                           "sources": sources},
+                "system": found["system"], "summary": f"No answer; {_plural(len(sources), 'nearest post')}."}
     return {"answer": {"html": text_html(a["text"], marks, lines=True), "sources": sources},
             "system": found["system"],
             "summary": f"One answer from {_plural(len(sources), 'source')}."}
