@@ -4,6 +4,8 @@ maths (English, unbalanced brackets) stays words without an error."""
 
 from __future__ import annotations
 
+import hypothesis
+import hypothesis.strategies
 import pytest
 
 from mathsearch.formula.analysis import FormulaAnalyzer
@@ -116,3 +118,23 @@ def test_plain_query_ranks_as_its_latex_twin_on_the_sample(sample_index):
     assert plain == latex
     words_only = SearchQuery.from_text("prove sqrt 2 irrational", plain_math=False)
     assert words_only.bags.title_words != SearchQuery.from_text("prove sqrt 2 irrational").bags.title_words
+
+
+_ALPHABET = "xyzanIi0123 +-*/^_=<>!()[]{}|,.'?$\\√∫∑π∞≤→" + "sincoslogsqrtintegralsumlimfromtoofdx "
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(hypothesis.strategies.text(alphabet=_ALPHABET, max_size=120))
+def test_any_typed_text_is_read_without_error(text):
+    out, spans = annotate(text)
+    for s in spans:
+        assert text[s.start:s.end] == s.typed
+        assert s.latex.count("{") - s.latex.count(r"\{") == s.latex.count("}") - s.latex.count(r"\}")
+    if not spans:
+        assert out == text
+
+
+@pytest.mark.parametrize("text", ["(" * 1000, "(x" * 500, "- " * 500, "|(" * 400, "sqrt(" * 300])
+def test_deep_or_long_input_stays_words_quickly(text):
+    out, spans = annotate(text)  # no RecursionError, no exponential backtracking
+    assert isinstance(out, str)

@@ -38,6 +38,8 @@ class PlainSpan:
     latex: str
 
 
+MAX_DEPTH = 60  # nested factors and atoms a span may hold; deeper input stays words
+
 # -- vocabulary ----------------------------------------------------------------------------
 FUNCTIONS = frozenset(
     """sin cos tan cot sec csc arcsin arccos arctan arccot arcsec arccsc sinh cosh tanh coth sech csch
@@ -153,6 +155,8 @@ class _Parser:
         self.pos = 0
         self.in_abs = 0
         self.in_integral = 0
+        self.depth = 0
+        self.memos: dict[tuple, tuple[_Node | None, int]] = {}
 
     # token helpers
     def peek(self, k: int = 0) -> _Tok | None:
@@ -348,12 +352,40 @@ class _Parser:
         return t.text in _GREEK_UNICODE or t.text in _SETS or t.text in _SQRT or t.text in _INTEGRALS \
             or t.text in _SUMS or t.text == "∞" or t.text == "..." or t.text == "∂"
 
+    def memo(self, name: str, fn) -> _Node:  # noqa: ANN001 - a parse method
+        """``fn()`` parsed once per position and state (packrat): backtracking over nested brackets
+        ("(x(x(x...") would otherwise try the same sub-parse twice a level, 2^n in all."""
+        key = (name, self.pos, self.in_abs, self.in_integral)
+        known = self.memos.get(key)
+        if known is not None:
+            if known[0] is None:
+                raise _Fail
+            self.pos = known[1]
+            return known[0]
+        start = self.pos
+        try:
+            node = fn()
+        except _Fail:
+            self.memos[key] = (None, start)
+            raise
+        self.memos[key] = (node, self.pos)
+        return node
+
     def factor(self) -> _Node:
-        if self.text() in ("-", "−", "+-", "±"):
-            sign = _ADDITIVE[self.take().text]
-            inner = self.factor()
-            return _Node(_join(sign, inner.latex), True)
-        return self.power()
+        return self.memo("factor", self._factor)
+
+    def _factor(self) -> _Node:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:  # "((((...", "- - - ...": deeper than any typed formula
+                raise _Fail
+            if self.text() in ("-", "−", "+-", "±"):
+                sign = _ADDITIVE[self.take().text]
+                inner = self.factor()
+                return _Node(_join(sign, inner.latex), True)
+            return self.power()
+        finally:
+            self.depth -= 1
 
     def power(self) -> _Node:
         node = self.atom()
@@ -392,6 +424,15 @@ class _Parser:
         return self.atom().latex
 
     def atom(self) -> _Node:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise _Fail
+            return self._atom()
+        finally:
+            self.depth -= 1
+
+    def _atom(self) -> _Node:
         t = self.peek()
         if t is None:
             raise _Fail
@@ -457,6 +498,9 @@ class _Parser:
         raise _Fail
 
     def bracketed(self) -> _Node:
+        return self.memo("bracketed", self._bracketed)
+
+    def _bracketed(self) -> _Node:
         if self.text() == "(" and self.text(1).lower() == "mod":  # "a equiv b (mod n)"
             self.pos += 2
             modulus = self.additive()
