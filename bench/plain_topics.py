@@ -66,10 +66,24 @@ _ACCENTS = {"bar": "bar", "overline": "bar", "hat": "hat", "widehat": "hat", "ti
             "vec": "vec", "dot": "dot", "ddot": "ddot"}
 
 
-class _Reader:
-    """LaTeX tokens read as groups; ``ascii()`` writes what is read as ASCII maths."""
+_UNICODE = {"le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "to": "→", "rightarrow": "→",
+            "infty": "∞", "in": "∈", "cdot": "·", "times": "×", "pm": "±", "approx": "≈", "Rightarrow": "⇒",
+            "implies": "⇒", "iff": "⇔", "forall": "∀", "exists": "∃", "partial": "∂", "subset": "⊂",
+            "subseteq": "⊆", "cup": "∪", "cap": "∩", "equiv": "≡", "ldots": "…", "cdots": "…", "dots": "…"}
+_GREEK_CHARS = dict(zip("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi "
+                        "pi rho sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma "
+                        "Upsilon Phi Psi Omega".split(), "αβγδϵεζηθϑικλμνξπρστυϕφχψωΓΔΘΛΞΠΣΥΦΨΩ", strict=True))
+_SETS_UNICODE = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ"}
 
-    def __init__(self, latex: str):
+
+class _Reader:
+    """LaTeX tokens read as groups, written as a person types them: ``style`` "ascii" (the issue's
+    rewriting: ``(a)/(b)``, ``sqrt(2)``, ``integral from 0 to 1``, Greek spelt out) or "unicode"
+    (a second typist: ``a/b`` where both sides are one term, ``√2``, ``∫_0^1``, ``∑_(k=1)^n``, Greek
+    letters, ``≤ → ∞ ∈ ℝ``), to check the reader is not fitted to one rewriting."""
+
+    def __init__(self, latex: str, style: str = "ascii"):
+        self.style = style
         # each token with the white space typed before it: the plain text keeps the author's spacing
         self.toks = [m.group(2) for m in _SPACED.finditer(latex)]
         self.spaced = [bool(m.group(1)) for m in _SPACED.finditer(latex)]
@@ -128,6 +142,8 @@ class _Reader:
             return ""
         if name in ("frac", "dfrac", "tfrac", "cfrac"):
             num, den = self.group(), self.group()
+            if self.style == "unicode":
+                return f"{_term(num)}/{_term(den)}"
             return f"({num})/({den})"
         if name == "sqrt":
             index = ""
@@ -136,6 +152,8 @@ class _Reader:
                 index = self.sequence("]")
                 self.pos += 1
             arg = self.group()
+            if self.style == "unicode" and not index:
+                return f"√{_term(arg)}"
             return f"root({index}, {arg})" if index else f"sqrt({arg})"
         if name in ("binom", "dbinom", "tbinom"):
             n, k = self.group(), self.group()
@@ -143,7 +161,8 @@ class _Reader:
         if name in ("int", "iint", "oint", "sum", "prod", "lim"):
             return self.big(name)
         if name in _FONTS:
-            return self.group()
+            inner = self.group()
+            return _SETS_UNICODE.get(inner, inner) if self.style == "unicode" and name == "mathbb" else inner
         if name in _ACCENTS:
             return f"{_ACCENTS[name]}({self.group()})"
         if name == "pmod":
@@ -154,7 +173,9 @@ class _Reader:
         if name == "\\":
             return ";"
         if name in _GREEK:
-            return name
+            return _GREEK_CHARS.get(name, name) if self.style == "unicode" else name
+        if self.style == "unicode" and name in _UNICODE:
+            return _UNICODE[name]
         if name in _SYMBOLS:
             return _SYMBOLS[name]
         if name in _FUNCTIONS:
@@ -174,6 +195,10 @@ class _Reader:
                 high = value
         word = {"int": "integral", "iint": "double integral", "oint": "contour integral", "sum": "sum",
                 "prod": "product", "lim": "lim"}[name]
+        if self.style == "unicode":
+            sign = {"int": "∫", "sum": "∑", "prod": "∏"}.get(name, name)
+            scripts = (f"_{_term(low)}" if low else "") + (f"^{_term(high)}" if high else "")
+            return sign + scripts
         if name == "lim":
             return f"lim {low}" if low else "lim"
         if low and high:
@@ -181,6 +206,11 @@ class _Reader:
         if low:
             return f"{word} over {low}"
         return word
+
+
+def _term(text: str) -> str:
+    """``text`` bracketed unless it is one term (a name, a number, a letter with a script)."""
+    return text if re.fullmatch(r"[\w.^_'√∞πθ]+", text) else f"({text})"
 
 
 def _simple(arg: str) -> bool:
@@ -193,27 +223,27 @@ def _tidy(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def latex_to_plain(latex: str) -> str:
+def latex_to_plain(latex: str, style: str = "ascii") -> str:
     """One formula as a person types it without LaTeX."""
-    return _Reader(latex.strip().strip("$")).sequence()
+    return _Reader(latex.strip().strip("$"), style).sequence()
 
 
 _SPAN = re.compile(r'(<span class="math-container"[^>]*>)(.*?)(</span>)', re.S)
 
 
-def plain_markup(markup: str, escaped: bool) -> str:
+def plain_markup(markup: str, escaped: bool, style: str = "ascii") -> str:
     """A topic's title or question (HTML) with each math-container span's formula written plain."""
     def one(m: re.Match) -> str:
         latex = html.unescape(m.group(2)) if escaped else m.group(2)
         latex = latex.strip().strip("$").strip()
-        return html.escape(latex_to_plain(latex), quote=False)
+        return html.escape(latex_to_plain(latex, style), quote=False)
 
     return _SPAN.sub(one, markup)
 
 
-def plain_topic(topic: Topic) -> Topic:
-    return dataclasses.replace(topic, title=plain_markup(topic.title, True), question=plain_markup(topic.question, True),
-                               formulas=())
+def plain_topic(topic: Topic, style: str = "ascii") -> Topic:
+    return dataclasses.replace(topic, title=plain_markup(topic.title, True, style),
+                               question=plain_markup(topic.question, True, style), formulas=())
 
 
 def year_topics(present, year: str) -> tuple[list[Topic], TrecScorer]:
@@ -236,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path)
     ap.add_argument("--systems", default="ours,bm25-thread")
+    ap.add_argument("--style", default="ascii", choices=("ascii", "unicode"),
+                    help="how the typist writes: the issue's ASCII rewriting, or a second one with Unicode symbols")
     ap.add_argument("--show", default="", help="print these topics (comma-separated ids) as rewritten and read")
     ap.add_argument("--write", type=Path, help="write the plain topics of each year as plain-words text here")
     args = ap.parse_args(argv)
@@ -246,9 +278,9 @@ def main(argv: list[str] | None = None) -> int:
             topics = read_topics(DATA / "topics" / f"task1-{year}.xml")
             lines = []
             for t in topics:
-                title, question = topic_text(plain_topic(t))
+                title, question = topic_text(plain_topic(t, args.style))
                 if args.show and t.topic_id in args.show.split(","):
-                    q = SearchQuery.from_topic(plain_topic(t))
+                    q = SearchQuery.from_topic(plain_topic(t, args.style))
                     print(f"{t.topic_id} plain:  {title}\n{question}\n--- read as:\n{q.title}\n{q.question}\n")
                 lines.append(f"{t.topic_id}\t{title}\t{' '.join(question.split())}")
             if args.write:
@@ -271,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         system = make_system(name)
         for year in YEARS:
             topics, scorer = year_topics(present, year)
-            plain = [plain_topic(t) for t in topics]
+            plain = [plain_topic(t, args.style) for t in topics]
             latex_on = scorer.score(cut_depth(run(system, ctx, topics, True)))
             plain_on = scorer.score(cut_depth(run(system, ctx, plain, True)))
             plain_off = scorer.score(cut_depth(run(system, ctx, plain, False)))
