@@ -111,10 +111,16 @@ def searched_as(query: str, task: int = 1) -> list[dict[str, str]]:
 def variables_pattern(query: str) -> ONode | None:
     """The operator tree of a Task 2 query's formula with query variables (``?a``, ``\\qvar{a}``) as
     placeholders; None when the formula has none."""
-    latex = formula_query(parse_filters(query)[0])[1:-1]
+    latex = _task2_formula(parse_filters(query)[0])
     if not has_variables(latex):
         return None
     return _PATTERN_ANALYZER.analyze(query_variables(latex)[0]).parsed.opt
+
+
+def _task2_formula(query: str) -> str:
+    """The formula a Task 2 query searches: its first ``$...$``, or all of it typed without dollars."""
+    formulae = split_math(formula_query(query))[1]
+    return formulae[0] if formulae else query.strip().strip("$")
 
 
 def bindings_of(pattern: ONode, latex: str) -> dict[str, str] | None:
@@ -208,7 +214,7 @@ class Searcher:
         self.ctx.require(("store", *needs_of(sys_obj)))
         pattern = variables_pattern(text) if task == 2 else None
         if pattern is not None:  # query variables: the formula's structure finds candidates, the tree match decides
-            text = "$" + query_variables(formula_query(text)[1:-1])[0] + "$"
+            text = "$" + query_variables(_task2_formula(text))[0] + "$"
         q = SearchQuery.from_text(formula_query(text) if task == 2 else text, tags=tags)
         if not filters and pattern is None:
             return spec(sys_obj), top(sys_obj.search(self.ctx, q, k), k)
