@@ -1,0 +1,580 @@
+"""The grammar of plain-words maths (:mod:`mathsearch.text.plainmath`): a recursive-descent parser
+of ASCII maths that writes LaTeX as it reads, backtracking where a reading fails."""
+
+from __future__ import annotations
+
+from .plainmath_vocab import (
+    ADDITIVE,
+    ENGLISH_LETTERS,
+    FUNC_LATEX,
+    GREEK_NAMES,
+    GREEK_UNICODE,
+    INTEGRALS,
+    LIMITS,
+    MULTIPLY,
+    NOT_NAMES,
+    NOUN_BEFORE,
+    RELATIONS,
+    SETS,
+    SQRT,
+    SUMS,
+    SUPERSCRIPTS,
+    WORD_MULTIPLY,
+    WORD_RELATIONS,
+    NoMaths,
+    Piece,
+    Token,
+    glued_letters,
+    group_latex,
+    is_differential,
+    join_latex,
+    letter_is_variable,
+    word_class,
+)
+
+MAX_DEPTH = 60  # nested factors and atoms a span may hold; deeper input stays words
+
+class Parser:
+    """ASCII maths from ``toks[pos]`` on; each method returns a node or raises :class:`NoMaths`."""
+
+    def __init__(self, toks: list[Token]):
+        self.toks = toks
+        self.pos = 0
+        self.in_abs = 0
+        self.in_integral = 0
+        self.depth = 0
+        self.memos: dict[tuple, tuple[Piece | None, int]] = {}
+
+    # token helpers
+    def peek(self, k: int = 0) -> Token | None:
+        i = self.pos + k
+        return self.toks[i] if i < len(self.toks) else None
+
+    def text(self, k: int = 0) -> str:
+        t = self.peek(k)
+        return t.text if t is not None else ""
+
+    def take(self) -> Token:
+        t = self.peek()
+        if t is None:
+            raise NoMaths
+        self.pos += 1
+        return t
+
+    def expect(self, *texts: str) -> str:
+        t = self.peek()
+        if t is None or t.text not in texts:
+            raise NoMaths
+        self.pos += 1
+        return t.text
+
+    def attempt(self, fn, *args):  # noqa: ANN001, ANN202 - a parse method and its arguments
+        """``fn(*args)``, or None with the position restored when it fails."""
+        saved = self.pos
+        try:
+            return fn(*args)
+        except NoMaths:
+            self.pos = saved
+            return None
+
+    def words_ahead(self, *words: str) -> bool:
+        return all(self.text(i).lower() == w for i, w in enumerate(words))
+
+    # grammar
+    def choose(self) -> Piece:
+        """``n+1 choose k``: a binomial coefficient of two sums."""
+        top = self.additive()
+        if self.text().lower() != "choose":
+            return top
+        saved = self.pos
+        self.pos += 1
+        bottom = self.attempt(self.additive)
+        if bottom is None:
+            self.pos = saved
+            return top
+        return Piece(rf"\binom{{{group_latex(top)}}}{{{group_latex(bottom)}}}", True)
+
+    def relation(self, commas: bool = False) -> Piece:
+        left = self.choose()
+        parts, strong = [left.latex], left.strong
+        while True:
+            rel = self.relation_symbol()
+            if rel is None:
+                if commas and self.text() == ",":
+                    saved = self.pos
+                    self.pos += 1
+                    right = self.attempt(self.choose)
+                    if right is None:
+                        self.pos = saved
+                        break
+                    parts += [",", right.latex]
+                    strong = strong or right.strong
+                    continue
+                break
+            saved = self.pos
+            self.pos += rel[1]
+            right = self.attempt(self.choose)
+            if right is None or (rel[0] in (r"\in", r"\mid", r"\subset") and rel[2] and not _set_like(right)):
+                self.pos = saved
+                break
+            if rel[0] == r"\pmod":
+                parts.append(rf"\pmod{{{group_latex(right)}}}")
+            else:
+                parts += [rel[0], right.latex]
+            strong = True
+        return Piece(join_latex(*parts), strong, letter=left.letter if len(parts) == 1 else None)
+
+    def relation_symbol(self) -> tuple[str, int, bool] | None:
+        """``(LaTeX, tokens, is a word)`` of the relation at the position, if any."""
+        t = self.peek()
+        if t is None:
+            return None
+        if t.text == "|" and self.in_abs:
+            return None
+        if t.text in RELATIONS:
+            return RELATIONS[t.text], 1, False
+        low = t.text.lower()
+        if t.kind == "word":
+            if low in WORD_RELATIONS:
+                return WORD_RELATIONS[low], 1, True
+            if low == "is" and self.text(1).lower() in ("congruent", "equivalent"):
+                return (r"\equiv", 4, True) if self.words_ahead("is", self.text(1).lower(), "to") else None
+        return None
+
+    def additive(self) -> Piece:
+        if self.text() in ADDITIVE:  # a leading sign
+            sign = ADDITIVE[self.take().text]
+            first = self.term()
+            node = Piece(join_latex(sign, first.latex), True)
+        else:
+            node = self.term()
+        parts, strong = [node.latex], node.strong
+        while self.text() in ADDITIVE:
+            saved = self.pos
+            op = ADDITIVE[self.take().text]
+            right = self.attempt(self.term)
+            if right is None:
+                self.pos = saved
+                break
+            parts += [op, right.latex]
+            strong = True
+        if len(parts) == 1:
+            return node
+        return Piece(join_latex(*parts), strong)
+
+    def tight(self) -> Piece:
+        """A factor and the factors written against it without a space: "2x", "n(n+1)"."""
+        node = self.factor()
+        while (t := self.peek()) is not None and not t.space_before and t.kind in ("num", "word") \
+                and self.starts_atom(juxtaposed=True) or self.text() == "(" and not self.peek().space_before:
+            if t.text == "(" and self.text(-1) == ")":
+                break  # "(a)(1)/(2)": the group before a fraction is a factor of its own
+            right = self.attempt(self.factor)
+            if right is None:
+                break
+            node = Piece(join_latex(node.latex, right.latex), True)
+        return node
+
+    def fraction(self) -> Piece:
+        """Products written tight over others: "(d Phi)/(d u) * (d Phi)/(d v)" is a product of two
+        fractions, "n(n+1)/2" one fraction."""
+        node = self.tight()
+        while self.text() in ("/", "÷"):
+            saved = self.pos
+            self.pos += 1
+            den = self.attempt(self.tight)
+            if den is None:
+                self.pos = saved
+                break
+            node = Piece(rf"\frac{{{group_latex(node)}}}{{{group_latex(den)}}}", True)
+        return node
+
+    def term(self) -> Piece:
+        node = self.fraction()
+        while True:
+            t = self.peek()
+            if t is None:
+                break
+            saved = self.pos
+            if t.text in MULTIPLY or (t.kind == "word" and t.text in WORD_MULTIPLY):
+                self.pos += 1
+                op = MULTIPLY.get(t.text) or WORD_MULTIPLY[t.text]
+                right = self.attempt(self.factor if t.text == "**" else self.fraction)
+                if right is None:
+                    self.pos = saved
+                    break
+                if op == "^":
+                    node = Piece(join_latex(node.latex, "^{" + group_latex(right) + "}"), True)
+                else:
+                    node = Piece(join_latex(node.latex, op, right.latex), True)
+                continue
+            if not self.starts_atom(juxtaposed=True):
+                break
+            right = self.attempt(self.fraction)
+            if right is None:
+                self.pos = saved
+                break
+            # "2x", "x sin x", "n (n+1)": a product written by juxtaposition
+            strong = node.strong or right.strong or (node.letter is None or right.letter is None) and not (
+                node.letter and right.letter)
+            node = Piece(join_latex(node.latex, right.latex), strong or not t.space_before)
+        return node
+
+    def starts_atom(self, juxtaposed: bool = False) -> bool:
+        t = self.peek()
+        if t is None:
+            return False
+        if t.kind == "num":
+            return True
+        if t.kind == "word":
+            if self.in_integral and is_differential(t.text, self.text(1)):
+                return False
+            if t.text in ENGLISH_LETTERS and juxtaposed and t.space_before:
+                return letter_is_variable(t, self.peek(1))
+            return word_class(t.text) is not None or glued_letters(t, self.peek(-1) if self.pos else None, self.peek(1)) is not None
+        if t.text in ("(", "[", "{"):
+            return True
+        if t.text == "|":
+            return not self.in_abs and not (juxtaposed and t.space_before)
+        return t.text in GREEK_UNICODE or t.text in SETS or t.text in SQRT or t.text in INTEGRALS \
+            or t.text in SUMS or t.text == "∞" or t.text == "..." or t.text == "∂"
+
+    def memo(self, name: str, fn) -> Piece:  # noqa: ANN001 - a parse method
+        """``fn()`` parsed once per position and state (packrat): backtracking over nested brackets
+        ("(x(x(x...") would otherwise try the same sub-parse twice a level, 2^n in all."""
+        key = (name, self.pos, self.in_abs, self.in_integral)
+        known = self.memos.get(key)
+        if known is not None:
+            if known[0] is None:
+                raise NoMaths
+            self.pos = known[1]
+            return known[0]
+        start = self.pos
+        try:
+            node = fn()
+        except NoMaths:
+            self.memos[key] = (None, start)
+            raise
+        self.memos[key] = (node, self.pos)
+        return node
+
+    def factor(self) -> Piece:
+        return self.memo("factor", self._factor)
+
+    def _factor(self) -> Piece:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:  # "((((...", "- - - ...": deeper than any typed formula
+                raise NoMaths
+            if self.text() in ("-", "−", "+-", "±"):
+                sign = ADDITIVE[self.take().text]
+                inner = self.factor()
+                return Piece(join_latex(sign, inner.latex), True)
+            return self.power()
+        finally:
+            self.depth -= 1
+
+    def power(self) -> Piece:
+        node = self.atom()
+        while True:
+            t = self.peek()
+            if t is None:
+                break
+            if t.text in ("^", "_") or t.text in SUPERSCRIPTS:
+                saved = self.pos
+                self.pos += 1
+                if t.text in SUPERSCRIPTS:
+                    node = Piece(node.latex + "^{" + SUPERSCRIPTS[t.text] + "}", True)
+                    continue
+                script = self.attempt(self.script)
+                if script is None:
+                    self.pos = saved
+                    break
+                base = node.latex if node.inner is None or t.text == "^" else node.latex
+                node = Piece(f"{base}{t.text}{{{script}}}", True)
+            elif t.text == "!" and not t.space_before:
+                self.pos += 1
+                node = Piece(node.latex + "!", True)
+            elif t.text == "'" and not t.space_before:
+                self.pos += 1
+                node = Piece(node.latex + "'", True)
+            else:
+                break
+        return node
+
+    def script(self) -> str:
+        if self.text() in ("(", "{", "["):
+            return group_latex(self.atom())
+        if self.text() in ("-", "−", "+"):
+            sign = ADDITIVE[self.take().text]
+            return join_latex(sign, self.atom().latex)
+        return self.atom().latex
+
+    def atom(self) -> Piece:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise NoMaths
+            return self._atom()
+        finally:
+            self.depth -= 1
+
+    def _atom(self) -> Piece:
+        t = self.peek()
+        if t is None:
+            raise NoMaths
+        if t.kind == "num":
+            self.pos += 1
+            return Piece(t.text, False)
+        if t.text in ("(", "[", "{"):
+            return self.bracketed()
+        if t.text == "|" and not self.in_abs:
+            self.pos += 1
+            self.in_abs += 1
+            try:
+                inner = self.additive()
+            finally:
+                self.in_abs -= 1
+            self.expect("|")
+            return Piece(f"|{inner.latex}|", True)
+        if t.text in GREEK_UNICODE:
+            self.pos += 1
+            return Piece(GREEK_UNICODE[t.text], True)
+        if t.text in SETS:
+            self.pos += 1
+            return Piece(SETS[t.text], True)
+        if t.text == "∂":
+            self.pos += 1
+            return Piece(r"\partial", True)
+        if t.text == "...":
+            self.pos += 1
+            return Piece(r"\ldots", True)
+        if t.text in SQRT:
+            return self.root()
+        if t.text in INTEGRALS or t.text in SUMS:
+            return self.big_operator()
+        if t.text == "∞":
+            self.pos += 1
+            return Piece(r"\infty", True)
+        if t.kind != "word":
+            raise NoMaths
+        kind = word_class(t.text)
+        if kind == "greek":
+            self.pos += 1
+            return Piece(GREEK_NAMES[t.text if t.text in GREEK_NAMES else t.text.lower()], True)
+        if kind == "infinity":
+            self.pos += 1
+            return Piece(r"\infty", True)
+        if kind == "function":
+            return self.function()
+        if kind == "root":
+            return self.root()
+        if kind in ("integral", "sum", "limit"):
+            return self.big_operator()
+        if kind == "letter":
+            self.pos += 1
+            return Piece(t.text, False, letter=t.text)
+        letters = glued_letters(t, self.peek(-1) if self.pos else None, self.peek(1))
+        if letters is not None:
+            self.pos += 1
+            return Piece(letters, False)
+        if self.text(1) == "(" and not self.peek(1).space_before and len(t.text) <= 6 and t.text.lower() not in NOT_NAMES:
+            self.pos += 1  # "Var(X)", "tr(A)": an operator name applied to brackets
+            arg = self.bracketed()
+            return Piece(rf"\operatorname{{{t.text}}}{arg.latex}", True)
+        raise NoMaths
+
+    def bracketed(self) -> Piece:
+        return self.memo("bracketed", self._bracketed)
+
+    def _bracketed(self) -> Piece:
+        if self.text() == "(" and self.text(1).lower() == "mod":  # "a equiv b (mod n)"
+            self.pos += 2
+            modulus = self.additive()
+            self.expect(")")
+            return Piece(rf"\pmod{{{modulus.latex}}}", True)
+        opener = self.take().text
+        closers = {"(": (")", "]"), "[": ("]", ")"), "{": ("}",)}[opener]
+        saved_abs, self.in_abs = self.in_abs, 0
+        try:
+            inner = self.relation(commas=True)
+        finally:
+            self.in_abs = saved_abs
+        closer = self.expect(*closers)
+        if inner.latex.startswith(r"\binom") and inner.latex.count(r"\binom") == 1 and inner.latex.endswith("}"):
+            return Piece(inner.latex, True)  # "(n choose k)": the brackets are the binomial's own
+        if opener == "{":
+            return Piece(rf"\{{{inner.latex}\}}", True, inner=inner.latex)
+        strong = inner.strong or "," in inner.latex  # an interval or a pair: "[a, b]", "(x, y)"
+        return Piece(f"{opener}{inner.latex}{closer}", strong, inner=inner.latex, letter=inner.letter)
+
+    def function(self) -> Piece:
+        name = self.take().text
+        latex = FUNC_LATEX.get(name, "\\" + name)
+        scripts = ""
+        while self.text() in ("^", "_"):
+            mark = self.take().text
+            scripts += f"{mark}{{{self.script()}}}"
+        if self.text() == "(":
+            arg = self.bracketed()
+            return Piece(join_latex(latex + scripts, arg.latex), True)
+        # "sin x", "sin 2x", "log n!": the juxtaposed factors up to the next operator or function
+        pieces = [self.power().latex]
+        while self.starts_atom(juxtaposed=True) and word_class(self.text()) not in ("function", "integral", "sum",
+                                                                                      "limit", "root"):
+            piece = self.attempt(self.power)
+            if piece is None:
+                break
+            pieces.append(piece.latex)
+        return Piece(join_latex(latex + scripts, *pieces), True)
+
+    def root(self) -> Piece:
+        name = self.take().text
+        index = "3" if name in ("cbrt", "∛") else ""
+        if self.text().lower() == "of":
+            self.pos += 1
+        arg = self.power() if self.text() != "(" else self.bracketed()
+        body = group_latex(arg)
+        return Piece(rf"\sqrt[{index}]{{{body}}}" if index else rf"\sqrt{{{body}}}", True)
+
+    def bounds(self, low: str | None, high: str | None, limit: bool) -> tuple[str | None, str | None]:
+        """Scripts ``_a^b``, or "from a to b" (sums and integrals), or "as x -> a" (limits)."""
+        while self.text() in ("_", "^"):
+            mark = self.take().text
+            value = self.script() if mark == "^" else group_latex(self.subscript())
+            if mark == "_":
+                low = value
+            else:
+                high = value
+        word = self.text().lower()
+        if not limit and word == "over" and low is None:  # "sum over k", "integral over V"
+            saved = self.pos
+            self.pos += 1
+            a = self.attempt(self.power)
+            if a is not None:
+                return a.latex, high
+            self.pos = saved
+        if not limit and word in ("from", "for") and low is None:
+            saved = self.pos
+            self.pos += 1
+            a = self.attempt(self.relation)
+            if a is not None and self.text().lower() == "to":
+                self.pos += 1
+                b = self.attempt(self.end_point)
+                if b is not None:
+                    return a.latex, b
+            self.pos = saved
+        if limit and low is None:
+            saved = self.pos
+            if word == "as":
+                self.pos += 1
+            approach = self.attempt(self.approach)
+            if approach is not None:
+                return approach, high
+            self.pos = saved
+        return low, high
+
+    def subscript(self) -> Piece:
+        if self.text() in ("(", "{", "["):
+            return self.bracketed()
+        return self.atom()
+
+    def approach(self) -> str:
+        """``x -> 0``, ``x to infinity``, ``x approaches 0``, ``n goes to infinity``."""
+        var = self.atom()
+        if var.letter is None and var.latex not in GREEK_NAMES.values():
+            raise NoMaths
+        word = self.text().lower()
+        if self.text() in ("->", "→", "-->"):
+            self.pos += 1
+        elif word in ("approaches", "to"):
+            self.pos += 1
+        elif word in ("goes", "tends") and self.text(1).lower() == "to":
+            self.pos += 2
+        else:
+            raise NoMaths
+        value = self.end_point()
+        side = ""
+        if self.text() in ("+", "-") and (self.peek(1) is None or not self.starts_atom_at(1)):
+            side = "^{" + self.take().text + "}"  # one-sided: x -> 0+
+        return join_latex(var.latex, r"\to", value) + side
+
+    def end_point(self) -> str:
+        """A bound or a limit point: one factor ("x -> 0 sin(x)/x", "from 0 to infinity (sin x)/x"),
+        or a factor over a number ("pi/2")."""
+        value = self.factor()
+        while value.letter is not None and self.text() == "(" and not self.peek().space_before:  # "to f(b)"
+            value = Piece(value.latex + self.bracketed().latex, True)
+        if self.text() == "/" and self.peek(1) is not None and self.peek(1).kind == "num":
+            self.pos += 1
+            return rf"\frac{{{group_latex(value)}}}{{{self.take().text}}}"
+        return value.latex
+
+    def starts_atom_at(self, k: int) -> bool:
+        saved = self.pos
+        self.pos += k
+        try:
+            return self.starts_atom()
+        finally:
+            self.pos = saved
+
+    def big_operator(self) -> Piece:
+        t = self.take()
+        low: str | None = None
+        high: str | None = None
+        word = t.text if t.text in INTEGRALS or t.text in SUMS else t.text.lower()
+        if word in INTEGRALS:
+            cmd, kind = INTEGRALS[word], "integral"
+        elif word in SUMS:
+            cmd, kind = SUMS[word], "sum"
+        else:
+            cmd, kind = LIMITS[word], "limit"
+        low, high = self.bounds(low, high, kind == "limit")
+        bounded = low is not None or high is not None
+        if not bounded and kind == "sum" and word.isalpha() and self.pos >= 2 and \
+                self.toks[self.pos - 2].text.lower() in NOUN_BEFORE:
+            raise NoMaths  # "the sum of", "cross product": the English word
+        if self.text().lower() == "of":
+            self.pos += 1
+        if kind == "integral":
+            self.in_integral += 1
+            try:
+                body = self.attempt(self.additive)
+            finally:
+                self.in_integral -= 1
+            dx = self.differential()
+        else:
+            body = self.attempt(self.term)
+            dx = ""
+        if body is None and not dx:
+            raise NoMaths
+        if not bounded and body is not None and (not body.strong or body.latex.startswith((r"\int", r"\sum", r"\prod"))) \
+                and not dx:
+            raise NoMaths  # "integral integral from ...", "the sum S_n": no operator of its own
+        if low is None and high is None:  # bounds written after the body: "sum 1/n^2 from n=1 to oo"
+            low, high = self.bounds(low, high, kind == "limit")
+        if kind == "limit" and low is None and body is None:
+            raise NoMaths
+        scripts = ("_{" + low + "}" if low is not None else "") + ("^{" + high + "}" if high is not None else "")
+        return Piece(join_latex(cmd + scripts, body.latex if body is not None else "", dx), True)
+
+    def differential(self) -> str:
+        t = self.peek()
+        if t is None or t.kind != "word":
+            return ""
+        if is_differential(t.text, self.text(1)):
+            self.pos += 1
+            if t.text == "d":
+                var = self.take().text
+                return "d" + (GREEK_NAMES.get(var, var))
+            rest = t.text[1:]
+            return "d" + GREEK_NAMES.get(rest, rest)
+        return ""
+
+
+def _set_like(node: Piece) -> bool:
+    """The right side of a word relation ("x in R", "n in {1, 2}", "x in [0, 1]") looks like a set."""
+    lat = node.latex
+    return lat[:1].isupper() or lat.startswith(("\\{", "[", "(", r"\mathbb"))
+
+

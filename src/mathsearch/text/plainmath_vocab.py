@@ -1,0 +1,175 @@
+"""The words and symbols of plain-words maths (:mod:`mathsearch.text.plainmath`): the names
+read as functions, Greek letters and big operators, the operators and relations, the tokeniser,
+and the tests that tell a word of English from a variable; the pieces the grammar builds."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..formula.symbols import GREEK
+
+# -- vocabulary ----------------------------------------------------------------------------
+FUNCTIONS = frozenset(
+    """sin cos tan cot sec csc arcsin arccos arctan arccot arcsec arccsc sinh cosh tanh coth sech csch
+    arsinh arcosh artanh log ln lg exp det gcd lcm max min sup deg dim ker arg Pr""".split()
+)
+FUNC_LATEX = {"lcm": r"\operatorname{lcm}"}  # not a LaTeX command of its own
+GREEK_NAMES = {name: "\\" + name for name in GREEK if not name.startswith(("var", "digamma", "omicron"))}
+GREEK_NAMES.update({"varepsilon": r"\varepsilon", "varphi": r"\varphi", "vartheta": r"\vartheta"})
+GREEK_UNICODE = {ch: "\\" + name for name, ch in GREEK.items() if not name.startswith(("var", "digamma"))}
+GREEK_UNICODE.update({"ε": r"\varepsilon", "φ": r"\varphi", "ϵ": r"\epsilon", "ϕ": r"\phi"})
+INTEGRALS = {"integral": r"\int", "int": r"\int", "∫": r"\int", "integrate": r"\int"}
+SUMS = {"sum": r"\sum", "Sum": r"\sum", "∑": r"\sum", "product": r"\prod", "prod": r"\prod", "∏": r"\prod"}
+LIMITS = {"lim": r"\lim", "limit": r"\lim"}
+_INFINITY = frozenset({"infinity", "infty", "inf", "oo", "∞"})
+SQRT = frozenset({"sqrt", "√", "cbrt", "∛"})
+SETS = {"ℝ": r"\mathbb{R}", "ℕ": r"\mathbb{N}", "ℤ": r"\mathbb{Z}", "ℚ": r"\mathbb{Q}", "ℂ": r"\mathbb{C}",
+         "∀": r"\forall", "∃": r"\exists", "∅": r"\emptyset", "¬": r"\neg"}  # symbols that stand as atoms
+# Letters that are English words alone ("a", "I"); a variable only beside an operator.
+ENGLISH_LETTERS = frozenset("aAIi")
+
+RELATIONS = {
+    "=": "=", "==": "=", "<": "<", ">": ">", "<=": r"\leq", ">=": r"\geq", "=<": r"\leq", "!=": r"\neq",
+    "/=": r"\neq", "->": r"\to", "-->": r"\to", "=>": r"\Rightarrow", "==>": r"\Rightarrow",
+    "<=>": r"\Leftrightarrow", "<==>": r"\Leftrightarrow", "|->": r"\mapsto", "~": r"\sim", "~=": r"\approx",
+    "≈": r"\approx", "≤": r"\leq", "≥": r"\geq", "≠": r"\neq", "→": r"\to", "⇒": r"\Rightarrow",
+    "⟹": r"\Rightarrow", "⇔": r"\Leftrightarrow", "⟺": r"\Leftrightarrow", "∈": r"\in", "∉": r"\notin",
+    "⊂": r"\subset", "⊆": r"\subseteq", "⊃": r"\supset", "⊇": r"\supseteq", "≡": r"\equiv", "↦": r"\mapsto",
+    "∼": r"\sim", "≅": r"\cong", ":=": ":=", ":": ":", "|": r"\mid",
+}
+# Relations written as words: only between two pieces of maths ("x in R", "a divides b").
+WORD_RELATIONS = {"in": r"\in", "subset": r"\subset", "equiv": r"\equiv", "divides": r"\mid",
+                   "mod": r"\pmod"}
+ADDITIVE = {"+": "+", "-": "-", "+-": r"\pm", "±": r"\pm", "∓": r"\mp", "−": "-"}
+MULTIPLY = {"*": r"\cdot", "·": r"\cdot", "×": r"\times", "⋅": r"\cdot", "**": "^", "∘": r"\circ",
+             "∩": r"\cap", "∪": r"\cup", "\\": r"\setminus"}
+WORD_MULTIPLY = {"times": r"\times", "cap": r"\cap", "cup": r"\cup", "union": r"\cup", "intersect": r"\cap"}
+_OPERATORS = frozenset([*RELATIONS, *ADDITIVE, *MULTIPLY, "/", "^", "_"]) - {":", "|", "~"}
+SUPERSCRIPTS = {"²": "2", "³": "3", "¹": "1", "⁴": "4", "ⁿ": "n", "⁻¹": "-1"}
+
+_TOKEN = re.compile(
+    r"(?P<space>\s+)"
+    r"|(?P<abbr>\b(?:e\.g|i\.e|etc|cf|vs|resp|w\.r\.t)\.)"
+    r"|(?P<num>\d+(?:\.\d+)?)"
+    r"|(?P<word>[A-Za-z]+(?:'[a-z]{1,2}\b)?)"
+    r"|(?P<op><==>|<=>|==>|-->|\|->|\.\.\.|\+/-|<=|>=|=<|!=|/=|->|=>|==|:=|~=|\*\*|\+-|⁻¹)"
+    r"|(?P<other>\S)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str  # num, word, op, other
+    text: str
+    start: int
+    end: int
+    space_before: bool
+
+
+def tokenize(text: str) -> list[Token]:
+    out: list[Token] = []
+    space = True
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup or "other"
+        if kind == "space":
+            space = True
+            if "\n" in m.group():  # a line break ends any formula (a paragraph, a list item)
+                out.append(Token("break", "\n", m.start(), m.start(), True))
+            continue
+        if kind == "abbr":
+            kind = "word"
+        out.append(Token(kind, m.group(), m.start(), m.end(), space))
+        space = False
+    return out
+
+
+# Words before "sum" or "product" that make it the English noun ("the sum of", "cross product").
+NOUN_BEFORE = frozenset("""the a an this that its their our my your partial cross dot inner outer direct
+    tensor semidirect free wedge scalar vector cartesian infinite finite riemann whose of what""".split())
+
+NOT_NAMES = frozenset("""if of for and or the is in on at to see as so by be we it an are was not but
+    with from this that than then where which also only such all any each""".split())
+
+
+def is_differential(word: str, following: str) -> bool:
+    """``dx``, ``dt``, ``dtheta``, or ``d`` followed by a one-letter variable."""
+    if word == "d":
+        return len(following) == 1 and following.isalpha() or following in GREEK_NAMES
+    return len(word) >= 2 and word[0] == "d" and (len(word) == 2 and word[1].isalpha() or word[1:] in GREEK_NAMES)
+
+
+@lru_cache(maxsize=4096)
+def word_class(word: str) -> str | None:
+    low = word.lower()
+    if word in GREEK_NAMES or (low in GREEK_NAMES and low not in ("eta", "nu", "mu", "xi", "chi")):
+        return "greek"
+    if low in _INFINITY:
+        return "infinity"
+    if word in FUNCTIONS:
+        return "function"
+    if low in ("sqrt", "cbrt"):
+        return "root"
+    if low in ("integral", "int"):
+        return "integral"
+    if low in ("sum", "product", "prod"):
+        return "sum"
+    if low in LIMITS:
+        return "limit"
+    if len(word) == 1:
+        return "letter"
+    return None
+
+
+def glued_letters(tok: Token, before: Token | None, after: Token | None) -> str | None:
+    """A short run of letters glued to an operator or a number ("xy=1", "2xy", "dy/dx") as the
+    product of its letters; else None (a word)."""
+    word = tok.text
+    if not 2 <= len(word) <= 3 or not word.isascii() or word.lower() in NOT_NAMES or "'" in word:
+        return None
+    glued = (before is not None and before.kind in ("num", "op", "other") and before.text not in ",.;:?!\"'()[]"
+             and (not tok.space_before or before.text in _OPERATORS)) or \
+            (after is not None and after.kind in ("op", "other") and after.text not in ",.;:?!\"'[]"
+             and (not after.space_before or after.text in _OPERATORS))
+    return word if glued else None
+
+
+def letter_is_variable(tok: Token, after: Token | None) -> bool:
+    """"a", "A", "I", "i" alone: the article or the pronoun before a word ("a group", "I am"),
+    else a variable ("matrix A", "A^T A"); "a" alone is never taken for a variable."""
+    if tok.text == "a":
+        return after is not None and after.kind in ("op", "other") and not after.space_before and after.text not in ",.;:?"
+    return after is None or after.kind != "word"
+
+
+# -- the parsed pieces ------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Piece:
+    latex: str
+    strong: bool  # holds evidence of maths (an operator, a function, a script...), not only a letter
+    inner: str | None = None  # the LaTeX inside, when the node is a bracketed group "( ... )"
+    letter: str | None = None  # the node is this one letter
+
+
+class NoMaths(Exception):
+    pass
+
+
+def join_latex(*parts: str) -> str:
+    """LaTeX pieces with a space where a command would otherwise run into a letter."""
+    out = ""
+    for p in parts:
+        if not p:
+            continue
+        if out and (out[-1].isalpha() or out[-1] == "}") and (p[0].isalnum() or p[0] == "\\"):
+            out += " "
+        elif out and out[-1].isalnum() and p[0].isalnum():
+            out += " "
+        out += p
+    return out
+
+
+def group_latex(node: Piece) -> str:
+    """A node as the argument of a script, a fraction or a root: its brackets dropped."""
+    return node.inner if node.inner is not None else node.latex
