@@ -165,8 +165,8 @@ def results_view(found: dict, q: str, task: int, page: int, details: bool = Fals
 
 def bound_parts(hit: SearchHit | Mapping[str, Any]) -> list[str]:
     """The sub-formulae of a hit bound to the query's variables (``?a``), boxed in blue: the hit's
-    ``bindings`` (``{"a": LaTeX}``, as agreed for issue 42.4, which has not added that
-    field yet: until it does there are none)."""
+    ``bindings`` (``{"a": LaTeX}``, issue 42.4's field: the LaTeX is written back from the
+    operator tree, :func:`mathsearch.formula.wildcards.to_latex`)."""
     bindings = hit.get("bindings") if isinstance(hit, Mapping) else getattr(hit, "bindings", None)
     return [latex for latex in (bindings or {}).values() if latex]
 
