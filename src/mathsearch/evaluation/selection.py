@@ -46,8 +46,9 @@ Scores = Mapping[str, SettingScores]  # setting -> measure -> per-topic values
 
 
 def check_years(years: Sequence[str]) -> None:
-    """Refuse any year but 2020 and 2021 (2022's judgements are held out)."""
-    bad = [y for y in years if y not in YEARS]
+    """Refuse any year but 2020 and 2021 (2022's judgements are held out); a pool that is not a
+    year (``collection``: judgements drawn from the collection itself) may be used."""
+    bad = [y for y in years if y not in YEARS and (y.isdigit() or y.startswith("20"))]
     if bad:
         raise SystemExit(f"only {', '.join(YEARS)} may be used to choose settings, not {', '.join(bad)}")
 
@@ -243,14 +244,17 @@ class Decision:
     cv_gain: Mapping[str, Difference]  # measure -> out-of-fold choice minus the simplest setting
     years: tuple[YearOut, ...]
     tie: float
+    primary: str = PRIMARY
+    measures: tuple[str, ...] = MEASURES
 
     @property
     def replaces(self) -> bool:
         return self.chosen != self.order[0]
 
     def reason(self) -> str:
-        g = self.cv_gain[PRIMARY]
-        loyo = "; ".join(f"chosen on {y.chosen_on}: {y.chosen}, {y.tested_on} {PRIMARY} {y.gain():+.3f}"
+        p = self.primary
+        g = self.cv_gain[p]
+        loyo = "; ".join(f"chosen on {y.chosen_on}: {y.chosen}, {y.tested_on} {p} {y.gain(p):+.3f}"
                          for y in self.years)
         if self.replaces:
             verdict = f"{self.chosen} replaces {self.order[0]}"
@@ -258,20 +262,22 @@ class Decision:
             verdict = f"keep {self.order[0]} ({self.on_all} is best on all topics, but the choice does not hold out of fold)"
         else:
             verdict = f"keep {self.order[0]}"
-        return (f"{verdict}: cross-validated gain {PRIMARY} {g.cell()} (tie band {self.tie}); leave one year out: "
-                f"{loyo}")
+        return (f"{verdict}: cross-validated gain {p} {g.cell()} (tie band {self.tie})"
+                + (f"; leave one year out: {loyo}" if loyo else ""))
 
 
 def decide(scores: Scores, order: Sequence[str], k: int = FOLDS, repeats: int = REPEATS, seed: int = SEED,
-           tie: float = TIE, samples: int = BOOTSTRAP) -> Decision:
-    """Every figure of the choice among ``order`` (simplest first) and the setting it keeps."""
+           tie: float = TIE, samples: int = BOOTSTRAP, primary: str = PRIMARY,
+           measures: Sequence[str] = MEASURES) -> Decision:
+    """Every figure of the choice among ``order`` (simplest first) and the setting it keeps, chosen
+    on ``primary`` (``measures`` reported)."""
     if not order:
         raise ValueError("nothing to choose from")
     order = list(dict.fromkeys(order))
-    topics = topics_of(scores, order)
-    measures = [m for m in MEASURES if all(m in scores[s] for s in order)]
-    if PRIMARY not in measures:
-        raise ValueError(f"every setting needs per-topic {PRIMARY}")
+    topics = topics_of(scores, order, primary)
+    measures = [m for m in measures if all(m in scores[s] for s in order)]
+    if primary not in measures:
+        raise ValueError(f"every setting needs per-topic {primary}")
     years = sorted({y for y, _ in topics})
     check_years(years)
     base = order[0]
@@ -279,32 +285,36 @@ def decide(scores: Scores, order: Sequence[str], k: int = FOLDS, repeats: int = 
     per_year = {s: {y: {m: mean_on(scores[s][m], [t for t in topics if t[0] == y]) for m in measures}
                     for y in years} for s in order}
     against = {s: {m: difference(scores[s][m], scores[base][m], m, samples, seed) for m in measures} for s in order}
-    cv = cross_validate(scores, order, k, repeats, seed, PRIMARY, tie)
+    cv = cross_validate(scores, order, k, repeats, seed, primary, tie)
     cv_gain = {m: difference(cv.out_of_fold[m], scores[base][m], m, samples, seed) for m in measures}
-    on_all = choose(scores, order, topics, PRIMARY, tie)
-    chosen = on_all if cv.means[PRIMARY] - in_sample[base][PRIMARY] > tie else base
+    on_all = choose(scores, order, topics, primary, tie)
+    chosen = on_all if cv.means[primary] - in_sample[base][primary] > tie else base
     return Decision(tuple(order), chosen, on_all, in_sample, per_year, against, cv, cv_gain,
-                    tuple(leave_one_year_out(scores, order, PRIMARY, tie) if len(years) == 2 else ()), tie)
+                    tuple(leave_one_year_out(scores, order, primary, tie) if tuple(years) == YEARS else ()), tie,
+                    primary, tuple(measures))
 
 
-def report(decision: Decision, title: str = "") -> list[str]:
+def report(decision: Decision, title: str = "", shown: Sequence[str] | None = None) -> list[str]:
     """Markdown: one row per setting (pooled means = out-of-fold means of a fixed setting, the
     difference against the simplest with its interval and per-year figures, how often the
     cross-validated choice took it), then the cross-validated choice and the leave-one-year-out rows,
-    then the verdict."""
+    then the verdict.  ``shown``: the settings to list (default every one; the simplest always)."""
     d = decision
-    ms = [m for m in MEASURES if m in d.in_sample[d.order[0]]]
+    ms = list(d.measures)
     years = sorted(d.per_year[d.order[0]])
     folds_total = d.cv.k * d.cv.repeats
-    lines = [f"{title}" if title else "", f"pooled topics: {len(d.cv.out_of_fold[PRIMARY])} "
-             f"({', '.join(f'{y}: {sum(1 for t in d.cv.out_of_fold[PRIMARY] if t[0] == y)}' for y in years)}); "
+    oof = d.cv.out_of_fold[d.primary]
+    lines = [f"{title}" if title else "", f"pooled topics: {len(oof)} "
+             f"({', '.join(f'{y}: {sum(1 for t in oof if t[0] == y)}' for y in years)}); "
              f"{d.cv.repeats} x {d.cv.k}-fold cross-validation stratified by year, seeds {d.cv.seed}-"
              f"{d.cv.seed + d.cv.repeats - 1}; intervals: bootstrap 95% over topics within years; "
-             f"chosen on {PRIMARY}, ties within {d.tie} keep the simpler", ""]
+             f"chosen on {d.primary}, ties within {d.tie} keep the simpler", ""]
     head = (["setting"] + [f"pooled {m}" for m in ms] + [f"{y} {m}" for y in years for m in ms]
             + [f"{m} against {d.order[0]} [95%] (per year)" for m in ms] + [f"chosen in folds (of {folds_total})"])
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in d.order:
+        if shown is not None and s not in shown and s != d.order[0]:
+            continue
         cells = ([s] + [f"{d.in_sample[s][m]:.3f}" for m in ms] + [f"{d.per_year[s][y][m]:.3f}" for y in years for m in ms]
                  + [("(the simplest)" if s == d.order[0] else d.against_simplest[s][m].cell()) for m in ms]
                  + [str(d.cv.chosen[s])])
@@ -320,4 +330,6 @@ def report(decision: Decision, title: str = "") -> list[str]:
         cells += [f"{y.gain(m):+.3f} ({y.tested_on})" for m in ms] + [""]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"verdict: {d.reason()}"]
+    if shown is not None and len(shown) < len(d.order):
+        lines.append(f"({len(d.order) - len(set(shown) | {d.order[0]})} other settings not shown)")
     return lines[1:] if not title else lines
