@@ -95,3 +95,43 @@ def test_pool_refuses_the_held_out_year_and_different_topics():
     assert pooled == {"nDCG@10": {("2020", "A.1"): 0.5, ("2021", "A.1"): 0.7}}  # same id, two topics
     with pytest.raises(ValueError, match="different topics"):
         sel.decide({"a": setting(0.5), "b": setting(0.5, topics=TOPICS[:-1])}, ["a", "b"])
+
+
+def test_on_the_real_sample_the_thread_context_is_chosen_over_the_answer_alone(sample_index, data_dir):
+    """bm25-thread against bm25-answer on the pooled judged topics: chosen, with every figure."""
+    from mathsearch.evaluation.measures import RANKED_MEASURES
+    from mathsearch.evaluation.subcollection import restrict_qrels
+    from mathsearch.evaluation.trec import TrecScorer, cut_depth
+    from mathsearch.readers.qrels import qrels_to_dict, read_qrels
+    from mathsearch.readers.topics import read_topics
+    from mathsearch.systems import SearchContext, make_system, run_rankings
+
+    ctx = SearchContext(sample_index)
+    present = ctx.store.answer_ids()
+    scores: dict = {}
+    for name in ("bm25-answer", "bm25-thread"):
+        per_year = {}
+        for year in sel.YEARS:
+            qrels = restrict_qrels(qrels_to_dict(read_qrels(data_dir / "qrels" / f"task1-{year}.tsv")), present).qrels
+            topics = [t for t in read_topics(data_dir / "topics" / f"task1-{year}.xml") if t.topic_id in qrels]
+            run = run_rankings(make_system(name), ctx, topics)
+            per_year[year] = TrecScorer(qrels, RANKED_MEASURES).score(cut_depth(run))
+        scores[name] = sel.pool(per_year)
+    d = sel.decide(scores, ["bm25-answer", "bm25-thread"])
+    assert len(d.cv.out_of_fold["nDCG@10"]) == 104  # 47 + 57 judged topics with an answer in the sample
+    assert d.chosen == "bm25-thread" and d.cv_gain["nDCG@10"].low > 0  # +0.07 nDCG@10 pooled
+    assert [y.chosen for y in d.years] == ["bm25-thread", "bm25-thread"]
+    assert d.in_sample["bm25-thread"]["nDCG@10"] == pytest.approx((47 * 0.504 + 57 * 0.503) / 104, abs=0.002)
+
+
+def test_a_tuning_script_given_an_index_without_vectors_for_a_dense_config_exits_2_naming_it(sample_index, capsys):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "bench" / "tune_ours.py"
+    done = subprocess.run([sys.executable, str(script), "--index", str(sample_index), "--config",
+                           str(Path(sel.__file__).resolve().parents[1] / "systems" / "ours.toml")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "no dense vectors" in done.stderr and "dense_questions" in done.stderr and done.stdout == ""

@@ -36,6 +36,9 @@ class SearchQuery:
     formula_latex: str | None = None  # Task 2: the formula searched for
     formula_id: str | None = None
     topic: Topic | None = None
+    # Threads no signal may read for this query (their question, answers and links): a question of
+    # the collection asked as a topic (judgements from the collection) would otherwise find itself.
+    hidden_threads: tuple[int, ...] = ()
 
     @classmethod
     def from_topic(cls, topic: Topic) -> SearchQuery:
