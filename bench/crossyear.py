@@ -45,8 +45,7 @@ def to_toml(cfg: dict, prefix: str = "") -> str:
 # table marks their rows on those years "in sample" and reports beside them the same procedure run
 # on the other year only, from OUT_OF_YEAR/<config stem>/tuned-on-<year>.toml where it is there
 # (bench/tune_ours.py --out, bench/tune_formula.py --out).
-CHOSEN_ON = {"ours.toml": YEARS, "ours_static.toml": YEARS, "ours_lexical.toml": YEARS}
-# formula.toml is not among them: its scoring is the plain Tangent-S one, untuned (2026-11-25).
+CHOSEN_ON = {"ours.toml": YEARS, "ours_static.toml": YEARS, "ours_lexical.toml": YEARS, "formula.toml": YEARS}
 OUT_OF_YEAR = Path(__file__).resolve().parent / "out_of_year"
 # Task 3 options chosen on both years (extract's default, the first hit, was not tuned), and for
 # each year the option chosen on the other year alone by bench/tune_task3.py on ours' MiniLM ranking

@@ -243,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         sets = {"collection": (args.qrels_dir / "topics.xml", args.qrels_dir / "qrels.tsv")}
     if args.candidates:
         files = [f for f in args.candidates.split(",") if f]
-        configs = {f: load_config("" if f == "packaged" else f, packaged) for f in files}
+        configs = {(f if f == "packaged" else Path(f).stem): load_config("" if f == "packaged" else f, packaged)
+                   for f in files}
         for f, cfg in configs.items():
             check_dense(args.index, cfg, f)
         decision = decide(Bench(args.index, sets, args.cache), configs, "### fixed configs, simplest first")
