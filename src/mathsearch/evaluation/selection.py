@@ -306,8 +306,9 @@ def report(decision: Decision, title: str = "", shown: Sequence[str] | None = No
     oof = d.cv.out_of_fold[d.primary]
     lines = [f"{title}" if title else "", f"pooled topics: {len(oof)} "
              f"({', '.join(f'{y}: {sum(1 for t in oof if t[0] == y)}' for y in years)}); "
-             f"{d.cv.repeats} x {d.cv.k}-fold cross-validation stratified by year, seeds {d.cv.seed}-"
-             f"{d.cv.seed + d.cv.repeats - 1}; intervals: bootstrap 95% over topics within years; "
+             f"{d.cv.repeats} x {d.cv.k}-fold cross-validation" + (" stratified by year" if len(years) > 1 else "")
+             + f", seeds {d.cv.seed}-{d.cv.seed + d.cv.repeats - 1}; intervals: bootstrap 95% over topics"
+             + (" within years" if len(years) > 1 else "") + "; "
              f"chosen on {d.primary}, ties within {d.tie} keep the simpler", ""]
     head = (["setting"] + [f"pooled {m}" for m in ms] + [f"{y} {m}" for y in years for m in ms]
             + [f"{m} against {d.order[0]} [95%] (per year)" for m in ms] + [f"chosen in folds (of {folds_total})"])
