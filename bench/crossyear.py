@@ -1,33 +1,23 @@
-"""Cross-year selection, shared by the tuning scripts: choose on one year of topics, report the other.
+"""What the results tables need to know about how the packaged settings were chosen.
 
-With ~50 topics a year, a setting chosen on both years finds noise.  So every tuning script chooses
-its setting on one year (2020 or 2021) and measures it on the other, both ways, and a setting
-replaces the simpler one only if, in both directions, it beats the simpler one on the year it was
-not chosen on, and a paired t-test over the topics of both out-of-year comparisons together (about
-100) says the gain is not noise (p < ``alpha``).  Each direction's own p is printed too; with ~50
-topics a year it is often above 0.05 for a gain that holds in both years.
-
-Settings are labels ordered simplest first (ties go to the simpler); scores are per topic, one
-objective value a topic (e.g. the mean of nDCG' and nDCG@10, or a Task 3 source grade).  Only 2020
-and 2021 may be used: the 2022 judgements are held out.
+Settings are chosen by :mod:`mathsearch.evaluation.selection` (repeated cross-validation over the
+pooled 2020 + 2021 topics; the tuning scripts in bench/ use it).  A results table marks a row whose
+settings were chosen on the year it reports "in sample", and gives beside it the cross-validated
+figure the tuning recorded (``OUT_OF_YEAR/<config stem>/selection.json``) and the leave-one-year-out
+figure: the config the same choice makes on the other year alone
+(``OUT_OF_YEAR/<config stem>/tuned-on-<year>.toml``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mathsearch.evaluation.stats import paired_t_test
+from mathsearch.evaluation.selection import YEARS, Decision, check_years
 
-YEARS = ("2020", "2021")
-ALPHA = 0.05
-PerTopic = Mapping[str, float]  # topic -> objective value
-Scores = Mapping[str, Mapping[str, PerTopic]]  # setting -> year -> per-topic values
-
-
-def mean(values: PerTopic) -> float:
-    return sum(values.values()) / len(values) if values else 0.0
+__all__ = ["YEARS", "check_years", "in_sample", "other", "record", "recorded", "to_toml"]
 
 
 def other(year: str, years: Sequence[str] = YEARS) -> str:
@@ -36,102 +26,6 @@ def other(year: str, years: Sequence[str] = YEARS) -> str:
     if len(rest) != 1:
         raise ValueError(f"cross-year selection needs two years, got {', '.join(years)}")
     return rest[0]
-
-
-def check_years(years: Sequence[str]) -> None:
-    """Refuse any year but 2020 and 2021 (2022's judgements are held out)."""
-    bad = [y for y in years if y not in YEARS]
-    if bad:
-        raise SystemExit(f"only {', '.join(YEARS)} may be used for tuning or validation, not {', '.join(bad)}")
-
-
-def best_on(scores: Scores, order: Sequence[str], year: str) -> str:
-    """The setting of ``order`` with the highest mean on ``year``; ties (within 1e-9) to the simpler."""
-    best = order[0]
-    for label in order[1:]:
-        if mean(scores[label][year]) > mean(scores[best][year]) + 1e-9:
-            best = label
-    return best
-
-
-@dataclass(frozen=True)
-class Direction:
-    """One direction of the check: ``chosen`` was the best on ``chosen_on``, measured on ``tested_on``."""
-
-    chosen_on: str
-    tested_on: str
-    chosen: str
-    baseline: str  # the simpler setting it would replace
-    in_year: float  # the chosen setting's mean on chosen_on (in sample)
-    out_of_year: float  # ... on tested_on (out of sample)
-    baseline_out: float  # the simpler setting's mean on tested_on
-    p: float  # paired t-test over tested_on's topics, chosen against the simpler setting
-    pairs: tuple[tuple[float, float], ...] = ()  # per tested_on topic: (chosen, simpler)
-
-    @property
-    def gain(self) -> float:
-        return self.out_of_year - self.baseline_out
-
-    def holds(self) -> bool:
-        """The chosen setting is not the simpler one and beats it out of year (on the mean)."""
-        return self.chosen != self.baseline and self.gain > 0
-
-
-def direction(scores: Scores, order: Sequence[str], chosen_on: str, tested_on: str, baseline: str | None = None,
-              chosen: str | None = None) -> Direction:
-    """Choose on ``chosen_on`` among ``order`` (or take ``chosen``), measure on ``tested_on``."""
-    baseline = order[0] if baseline is None else baseline
-    pick = best_on(scores, order, chosen_on) if chosen is None else chosen
-    out, base = scores[pick][tested_on], scores[baseline][tested_on]
-    if set(out) != set(base):
-        raise ValueError(f"{pick} and {baseline} were scored on different {tested_on} topics")
-    topics = sorted(out)
-    p = paired_t_test([out[t] for t in topics], [base[t] for t in topics])
-    return Direction(chosen_on, tested_on, pick, baseline, mean(scores[pick][chosen_on]), mean(out), mean(base), p,
-                     tuple((out[t], base[t]) for t in topics))
-
-
-def cross_year(scores: Scores, order: Sequence[str], baseline: str | None = None,
-               years: Sequence[str] = YEARS) -> list[Direction]:
-    """Both directions: chosen on each year, measured on the other."""
-    check_years(years)
-    return [direction(scores, order, y, other(y, years), baseline) for y in years]
-
-
-def pooled_p(directions: Sequence[Direction]) -> float:
-    """Paired t-test over the topics of every direction's out-of-year comparison together."""
-    pairs = [pair for d in directions for pair in d.pairs]
-    return paired_t_test([a for a, _ in pairs], [b for _, b in pairs])
-
-
-def decide(directions: Sequence[Direction], alpha: float = ALPHA) -> tuple[bool, str]:
-    """(whether the chosen settings hold out of year in every direction, a one-line reason): each
-    beats the simpler setting on the year it was not chosen on, and the paired test over all those
-    topics together gives p < alpha."""
-    gains = "; ".join(f"chosen on {d.chosen_on}: " + ("the simpler setting itself" if d.chosen == d.baseline else
-                                                     f"{d.tested_on} {d.gain:+.3f} (p {d.p:.3g})") for d in directions)
-    if not all(d.holds() for d in directions):
-        return False, f"keep the simpler setting: {gains}"
-    p = pooled_p(directions)
-    if p >= alpha:
-        return False, f"keep the simpler setting: {gains}; both out-of-year years together p {p:.3g}"
-    return True, f"holds out of year both ways: {gains}; both together p {p:.3g}"
-
-
-def table(directions: Sequence[Direction], cells: Callable[[str, str], str], cell_head: Sequence[str]) -> list[str]:
-    """Markdown rows, in-year and out-of-year columns side by side: per direction the chosen
-    setting's ``cells(label, year)`` on the year it was chosen on and on the other, the simpler
-    setting's on the other, the gain of the objective out of year and its paired p, and whether it
-    beats the simpler setting there (the verdict, :func:`decide`, adds the test over both years)."""
-    heads = [f"in year: {h}" for h in cell_head] + [f"out of year: {h}" for h in cell_head] \
-        + [f"simpler, out of year: {h}" for h in cell_head]
-    rows = ["| chosen on -> measured on | setting | " + " | ".join(heads) + " | out-of-year gain (p) | beats the simpler |",
-            "|" + "---|" * (len(heads) + 4)]
-    for d in directions:
-        rows.append(f"| {d.chosen_on} -> {d.tested_on} | {d.chosen} | {cells(d.chosen, d.chosen_on)} | "
-                    f"{cells(d.chosen, d.tested_on)} | {cells(d.baseline, d.tested_on)} | "
-                    f"{d.gain:+.3f} ({d.p:.3g}) | {'yes' if d.holds() else 'no'} |")
-    return rows
 
 
 def to_toml(cfg: dict, prefix: str = "") -> str:
@@ -151,8 +45,7 @@ def to_toml(cfg: dict, prefix: str = "") -> str:
 # table marks their rows on those years "in sample" and reports beside them the same procedure run
 # on the other year only, from OUT_OF_YEAR/<config stem>/tuned-on-<year>.toml where it is there
 # (bench/tune_ours.py --out, bench/tune_formula.py --out).
-CHOSEN_ON = {"ours.toml": YEARS, "ours_static.toml": YEARS, "ours_lexical.toml": YEARS}
-# formula.toml is not among them: its scoring is the plain Tangent-S one, untuned (2026-11-25).
+CHOSEN_ON = {"ours.toml": YEARS, "ours_static.toml": YEARS, "ours_lexical.toml": YEARS, "formula.toml": YEARS}
 OUT_OF_YEAR = Path(__file__).resolve().parent / "out_of_year"
 # Task 3 options chosen on both years (extract's default, the first hit, was not tuned), and for
 # each year the option chosen on the other year alone by bench/tune_task3.py on ours' MiniLM ranking
@@ -177,6 +70,44 @@ def packaged_config(name: str, index_dir: str | Path) -> str | None:
     return None
 
 
+def record(decision: Decision, configs: Mapping[str, dict], folder: Path, command: str) -> list[Path]:
+    """Write what a table shows of ``decision`` into ``folder`` (made if missing; files of the same
+    names there are refused): ``selection.json`` (the cross-validated figures and the command) and
+    ``tuned-on-<year>.toml``, the config chosen on each year alone."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {"selection.json": json.dumps({
+        "command": command, "chosen": decision.chosen, "primary": decision.primary,
+        "in_sample": decision.in_sample[decision.chosen],
+        "per_year": decision.per_year[decision.chosen],
+        "cross_validated": dict(decision.cv.means),
+        "cross_validated_per_year": {y: {m: sum(v for t, v in per.items() if t[0] == y)
+                                         / max(1, sum(1 for t in per if t[0] == y))
+                                         for m, per in decision.cv.out_of_fold.items()}
+                                     for y in sorted(decision.per_year[decision.chosen])},
+        "cross_validated_gain": {m: {"mean": d.mean, "low": d.low, "high": d.high, "per_year": dict(d.per_year)}
+                                 for m, d in decision.cv_gain.items()},
+        "folds": decision.cv.k, "repeats": decision.cv.repeats, "seed": decision.cv.seed,
+        "leave_one_year_out": {y.tested_on: {"chosen_on": y.chosen_on, "chosen": y.chosen, **y.chosen_means}
+                               for y in decision.years},
+    }, indent=1) + "\n"}
+    for y in decision.years:
+        files[f"tuned-on-{y.chosen_on}.toml"] = to_toml(configs[y.chosen]) + "\n"
+    there = [str(folder / n) for n in files if (folder / n).exists()]
+    if there:
+        from mathsearch.errors import InputError
+
+        raise InputError(f"{', '.join(there)} already exist(s); choose another folder (nothing is overwritten)")
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return [folder / n for n in files]
+
+
+def recorded(config: str) -> dict | None:
+    """The selection.json a tuning script recorded for a packaged config (None: not made)."""
+    path = OUT_OF_YEAR / Path(config).stem / "selection.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 @dataclass(frozen=True)
 class InSample:
     """Where a system's settings were chosen: the years, and per year the spec of its out-of-year
@@ -184,6 +115,7 @@ class InSample:
 
     chosen_on: tuple[str, ...] = ()
     out_of_year: Mapping[str, str | None] = field(default_factory=dict)
+    selection: Mapping | None = None  # what the tuning recorded: cross-validated figures (selection.json)
 
     def mark(self, year: str) -> str:
         return "in sample" if year in self.chosen_on else ""
@@ -206,4 +138,4 @@ def in_sample(name: str, index_dir: str | Path) -> InSample:
         path = OUT_OF_YEAR / Path(config).stem / f"tuned-on-{other(year)}.toml"
         spec_ = name + ("," if ":" in name else ":") + f"config={path}"
         out[year] = spec_ if path.is_file() else None
-    return InSample(CHOSEN_ON[config], out)
+    return InSample(CHOSEN_ON[config], out, recorded(config))

@@ -6,9 +6,11 @@ Measures as ``mathsearch eval --collection-only``: qrels restricted to answers i
 (topics left without a relevant answer dropped), nDCG', MAP', P'@10 and nDCG@10 (unjudged =
 non-relevant).  The last columns give the paired t-test p-value of each system against the
 first one listed for nDCG' and nDCG@10.  A row whose settings were chosen on the year it reports
-(the packaged ``ours`` configs were tuned on 2020 and 2021) says "in sample", and beside it the
-out-of-year figure: the same tuning run on the other year only (``bench/crossyear.py``; "n/m"
-where that config was not made).
+(the packaged ``ours`` configs were chosen on 2020 and 2021 pooled) says "in sample", and beside it
+the cross-validated figure of that choice on the year's topics (repeated 5-fold cross-validation over
+the pooled topics, as the tuning recorded it: ``bench/out_of_year/<config>/selection.json``) and the
+leave-one-year-out figure: the config the same choice makes on the other year alone
+(``bench/crossyear.py``; "n/m" where not made).
 """
 
 from __future__ import annotations
@@ -60,6 +62,16 @@ def evaluate(index: Path, systems: list[str], years=YEARS) -> dict:
     return out
 
 
+def cross_validated(where, year: str) -> list[str]:
+    """The cross-validated nDCG' and nDCG@10 of the choice on ``year``'s topics, as the tuning recorded it."""
+    if not where.mark(year):
+        return ["-", "-"]
+    if where.selection is None:
+        return ["n/m", "n/m"]
+    per = where.selection["cross_validated_per_year"][year]
+    return [f"{per[m]:.3f}" for m in ("nDCG'", "nDCG@10")]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path, required=True)
@@ -70,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in names if n.split(":")[0] in known]
     results = evaluate(args.index, names)
     measures = [m.name for m in RANKED_MEASURES]
-    head = ["system", "year", *measures, "p(nDCG')", "p(nDCG@10)", "ms/topic", "chosen on", "out of year nDCG'",
-            "out of year nDCG@10"]
+    head = ["system", "year", *measures, "p(nDCG')", "p(nDCG@10)", "ms/topic", "chosen on",
+            "cross-validated nDCG'", "cross-validated nDCG@10", "out of year nDCG'", "out of year nDCG@10"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     base = names[0]
@@ -92,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             row.append(f"{sec * 1000:.0f}")
             where = in_sample(name, args.index)
             row.append(where.mark(year) or "-")
+            row.extend(cross_validated(where, year))
             counterpart = where.out_of_year.get(year)
             for m in ("nDCG'", "nDCG@10"):
                 if not where.mark(year):

@@ -8,8 +8,9 @@ default) and scored exactly as ``mathsearch eval --task 2 --qrels Q RUN --index 
 to visual ids of question/answer formulae in the collection.  Columns: nDCG', MAP', P'@10, nDCG@10
 (unjudged = non-relevant), the paired t-test p-value against the first system listed, and the
 mean milliseconds per topic.  A row whose settings were chosen on the year it reports (the packaged
-``formula.toml`` was tuned on 2020 and 2021) says "in sample", with the out-of-year figure beside it:
-the same tuning on the other year only (``bench/crossyear.py``; "n/m" where not made).  Extra runs (e.g. a peer's run file) can be scored with ``--extra``.
+``formula.toml`` was chosen on 2020 and 2021 pooled) says "in sample", with the cross-validated figure
+of that choice and the leave-one-year-out figure beside it: the choice made on the other year only
+(``bench/crossyear.py``; "n/m" where not made).  Extra runs (e.g. a peer's run file) can be scored with ``--extra``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from mathsearch.systems import SearchContext, make_system, run_system, spec, sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crossyear import in_sample  # noqa: E402
+from task1_table import cross_validated  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 YEARS = ("2020", "2021")
@@ -68,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = make_runs(args.index, names + [c for c in counterparts if c not in names], out, years)
     facts = from_index(args.index)
     measures = measure_names(2)
-    head = ["system", "year", *measures, "p(nDCG')", "p(nDCG@10)", "ms/topic", "chosen on", "out of year nDCG'",
-            "out of year nDCG@10"]
+    head = ["system", "year", *measures, "p(nDCG')", "p(nDCG@10)", "ms/topic", "chosen on",
+            "cross-validated nDCG'", "cross-validated nDCG@10", "out of year nDCG'", "out of year nDCG@10"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for year in years:
@@ -85,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             row.append(f"{runs[(name, year)][1] * 1000:.0f}")
             counterpart = where[name].out_of_year.get(year)
             row.append(where[name].mark(year) or "-")
+            row.extend(cross_validated(where[name], year))
             for m in ("nDCG'", "nDCG@10"):
                 row.append("-" if not where[name].mark(year) else
                            "n/m" if counterpart is None else f"{by_name[counterpart].means[m]:.3f}")

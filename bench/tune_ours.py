@@ -1,24 +1,27 @@
-"""Tune the weights of ``ours`` by coordinate ascent on one year, and measure them on the other.
+"""Choose the weights of ``ours`` on all the judged topics: repeated cross-validation over 2020 + 2021.
 
-    python bench/tune_ours.py --index INDEX_DIR [--config FILE] [--rounds 2] [--alpha 0.05]
-    python bench/tune_ours.py --index INDEX_DIR --simplify [--config FILE] [--out DIR]
+    python bench/tune_ours.py --index INDEX_DIR [--config FILE] [--rounds 2] [--out DIR]
+    python bench/tune_ours.py --index INDEX_DIR --simplify [--config FILE]
     python bench/tune_ours.py --index INDEX_DIR --candidates A.toml,B.toml,... (simplest first)
-    python bench/tune_ours.py --index INDEX_DIR --tune 2020 [--test 2021]   (one direction)
+    python bench/tune_ours.py --index INDEX_DIR --qrels-dir DIR   (judgements from the collection)
 
-By default both directions (``bench/crossyear.py``): starting from the packaged ``ours.toml`` (or
-``--config``: the simpler setting), tries each weight (signal weights and field weights) at a few
-multiples, keeps a change when the mean of nDCG' and nDCG@10 on the one year improves, and
-measures the result on the other year: tuned on 2020, measured on 2021, and the reverse, the
-in-year and out-of-year columns side by side.  The tuned weights replace the start only if both
-beat it out of year, and a paired t-test over both out-of-year comparisons' topics together
-(the per-topic mean of nDCG' and nDCG@10) gives p < ``--alpha``; ``--out DIR`` writes them as ``tuned-on-2020.toml`` and ``tuned-on-2021.toml``.
-``--simplify``: each signal of the config in use, dropped alone (fewer signals is the simpler
-setting): a signal stays only if, chosen on either year, it beats its absence on the other (the
-same paired test), and the config without the signals that do not hold is measured beside the
-start (``--out``: ``simplified.toml``).  ``--candidates``: no ascent; each file (``packaged`` for ``ours.toml``) is
-scored, the best on one year (ties: the earlier, simpler file) is measured on the other, both
-ways.  ``--tune 2020,2021`` tunes on both years: in sample, for comparison only.  Only 2020 and
-2021 topics are allowed here; 2022 (the held-out year) never is.
+Every choice goes through :mod:`mathsearch.evaluation.selection`: the 2020 and 2021 topics pooled,
+each setting scored once per topic (nDCG' and nDCG@10, ``--collection-only``; cached in
+``--cache``), then 10 x 5-fold cross-validation stratified by year: a setting replaces the simpler
+one when the cross-validated choice gains more than 0.002 nDCG@10 out of fold.  Each table shows the
+pooled and per-year figures, the gain against the simpler setting with a bootstrap 95% interval,
+how often each setting was chosen in the folds, and the leave-one-year-out rows (chosen on 2020,
+measured on 2021, and back).
+
+Default: coordinate-wise rounds from the packaged config for the index (or ``--config``): the
+neighbours of the current config (each weight alone at 0, half and double; a weight of 0 at 0.25,
+0.5, 1 and 2) are scored, and the choice among the current config and its neighbours is
+cross-validated; a round that does not hold ends the search.  ``--simplify``: each signal dropped
+alone against the config (the simpler setting: without it).  ``--candidates``: fixed configs
+(``packaged``: the packaged one).  ``--qrels-dir``: the topics and qrels written by ``mathsearch
+qrels --from-collection`` instead of the judged years (one pool, no years: the folds are plain), to
+see whether choices made there hold on the judged topics (``--check-on-judged``).
+Only 2020 and 2021 judgements are read here; 2022's never are.
 """
 
 from __future__ import annotations
@@ -26,96 +29,124 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import hashlib
 import json
 import sys
 from pathlib import Path
 
 import mathsearch.systems  # noqa: F401  (registers every signal, the formula one too)
+from mathsearch.errors import InputError
+from mathsearch.evaluation import selection
+from mathsearch.evaluation.collection_qrels import HIDDEN_FILE, read_hidden_threads
 from mathsearch.evaluation.measures import RANKED_MEASURES
 from mathsearch.evaluation.subcollection import restrict_qrels
 from mathsearch.evaluation.trec import TrecScorer, cut_depth
+from mathsearch.indexes.dense import DenseIndex
 from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, SearchQuery
-from mathsearch.systems.ours import OursConfig, combine, load_config
+from mathsearch.systems.ours import OursConfig, combine, load_config, packaged_config_for
+from mathsearch.systems.signals import DENSE_KINDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crossyear import (  # noqa: E402
-    ALPHA,
-    YEARS,
-    check_years,
-    cross_year,
-    decide,
-    direction,
-    other,
-    pooled_p,
-    table,
-    to_toml,
-)
+from crossyear import record, to_toml  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
+CACHE = Path(__file__).resolve().parent / "out" / "tune-ours-cache"
+
+
+def judged_sets(data: Path = DATA) -> dict[str, tuple[Path, Path]]:
+    return {y: (data / "topics" / f"task1-{y}.xml", data / "qrels" / f"task1-{y}.tsv") for y in selection.YEARS}
 
 
 class Bench:
-    def __init__(self, index: Path, years: list[str]):
+    """Per-topic scores of ``ours`` configs on pooled topics (``{label: (topics file, qrels file)}``:
+    the label is the topic's year, or ``collection`` for judgements from the collection)."""
+
+    def __init__(self, index: Path, sets: dict[str, tuple[Path, Path]], cache: Path | None = CACHE):
         self.ctx = SearchContext(index)
         present = self.ctx.store.answer_ids()
-        self.years = {}
-        for year in years:
-            topics = read_topics(DATA / "topics" / f"task1-{year}.xml")
-            qrels = restrict_qrels(qrels_to_dict(read_qrels(DATA / "qrels" / f"task1-{year}.tsv")), present).qrels
-            queries = [SearchQuery.from_topic(t) for t in topics if t.topic_id in qrels]
-            self.years[year] = (queries, TrecScorer(qrels, RANKED_MEASURES))
+        self.sets = {}
+        manifest = (Path(index) / "mathsearch-index.json").read_bytes()
+        key = hashlib.sha256(manifest)
+        for label, (topics_file, qrels_file) in sets.items():
+            qrels = restrict_qrels(qrels_to_dict(read_qrels(qrels_file)), present).qrels
+            hide_file = Path(topics_file).parent / HIDDEN_FILE  # judgements from the collection name the asking thread
+            hidden = read_hidden_threads(hide_file) if hide_file.is_file() else {}
+            queries = [dataclasses.replace(SearchQuery.from_topic(t), hidden_threads=hidden.get(t.topic_id, ()))
+                       for t in read_topics(topics_file) if t.topic_id in qrels]
+            if hidden:
+                key.update(hide_file.read_bytes())
+            self.sets[label] = (queries, TrecScorer(qrels, RANKED_MEASURES))
+            key.update(label.encode() + Path(topics_file).read_bytes() + Path(qrels_file).read_bytes())
+        self.key = key.hexdigest()[:16]
+        self.cache_dir = cache
+        self.memo: dict[str, dict] = {}
+        # Each signal's scores per topic, by the signal's settings other than its weight: a trial
+        # that changes a weight only re-fuses; one that changes a field recomputes that one signal.
+        self.signal_cache: dict[tuple[str, str], dict[str, dict[int, float]]] = {}
 
-        # Each signal's scores per topic, by the signal's settings other than its weight (and the
-        # similar questions' settings it may start from): a trial that changes a weight only
-        # re-fuses; one that changes a field recomputes that one signal.  Two variants are kept
-        # per topic and signal (the best so far and the trial), so memory stays bounded.
-        self.cache: dict[tuple[str, str], dict[str, dict[int, float]]] = {}
+    def topics(self) -> int:
+        return sum(len(q) for q, _ in self.sets.values())
 
     def fused(self, config: dict, query: SearchQuery) -> dict[int, float]:
         """:func:`combine` itself, its signals' scores taken from the cache."""
         parsed = OursConfig.parse(config, "(tuning)")
-        similar_key = repr(parsed.similar)  # the similar questions that linked / questions start from
+        similar_key = repr(parsed.similar)
 
         def cached(name: str, sig, similar, earlier) -> dict[int, float]:
-            # a re-scoring signal depends on the signals before it: their settings are in its key
             variant = repr(dataclasses.replace(sig, weight=0.0)) + similar_key
-            if getattr(sig, "rerank", 0):
+            if getattr(sig, "rerank", 0):  # a re-scorer depends on the signals before it
                 variant += repr([repr(dataclasses.replace(s, weight=0.0)) for n, _, s in parsed.signals if n in earlier])
-            kept = self.cache.setdefault((query.query_id, name), {})
+            kept = self.signal_cache.setdefault((query.query_id, name), {})
             if variant in kept:
-                kept[variant] = kept.pop(variant)  # most recently used last
+                kept[variant] = kept.pop(variant)
             else:
-                if len(kept) >= 2:
+                if len(kept) >= 4:
                     kept.pop(next(iter(kept)))
                 kept[variant] = sig.scores(self.ctx, query, similar, earlier)
             return kept[variant]
 
         return combine(self.ctx, query, parsed, cached)
 
-    def per_topic(self, config: dict, year: str) -> dict[str, dict[str, float]]:
-        """``{measure: {topic: value}}`` of ``config`` on ``year``."""
-        queries, scorer = self.years[year]
-        run = {q.query_id: {str(a): s for a, s in self.fused(config, q).items()} for q in queries}
-        return scorer.score(cut_depth(run))
-
-    def scores(self, config: dict, years: list[str]) -> dict[str, dict[str, float]]:
-        out = {}
-        for year in years:
-            out[year] = {m: sum(v.values()) / len(v) for m, v in self.per_topic(config, year).items()}
+    def scores(self, config: dict) -> dict[str, dict[tuple[str, str], float]]:
+        """``{measure: {(set, topic): value}}`` of ``config``, from the cache when scored before."""
+        text = json.dumps(config, sort_keys=True)
+        digest = hashlib.sha256((self.key + text).encode()).hexdigest()[:24]
+        if digest in self.memo:
+            return self.memo[digest]
+        path = self.cache_dir / f"{digest}.json" if self.cache_dir else None
+        if path is not None and path.is_file():
+            raw = json.loads(path.read_text())
+            out = {m: {tuple(k.split("|", 1)): v for k, v in vals.items()} for m, vals in raw.items()}
+        else:
+            out: dict[str, dict[tuple[str, str], float]] = {}
+            for label, (queries, scorer) in self.sets.items():
+                run = {q.query_id: {str(a): s for a, s in self.fused(config, q).items()} for q in queries}
+                for m, vals in scorer.score(cut_depth(run)).items():
+                    out.setdefault(m, {}).update({(label, t): v for t, v in vals.items()})
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps({m: {"|".join(k): v for k, v in vals.items()} for m, vals in out.items()}))
+        out = {m: out[m] for m in selection.MEASURES}
+        self.memo[digest] = out
         return out
 
 
-def objective(scores: dict[str, dict[str, float]]) -> float:
-    return sum(s["nDCG'"] + s["nDCG@10"] for s in scores.values()) / (2 * len(scores))
+def check_dense(index: Path, config: dict, where: str) -> None:
+    """Exit 2 (an InputError) when ``config`` weights a dense signal and ``index`` has no vectors."""
+    dense = [n for n, s in config.get("signals", {}).items() if s.get("kind") in DENSE_KINDS and s.get("weight")]
+    if dense and not DenseIndex.exists(index):
+        raise InputError(f"{index}: no dense vectors (dense/manifest.json), which {where}'s signals "
+                         f"{', '.join(dense)} need; build the index with --dense, or pass --no-dense")
 
 
 def weight_paths(config: dict) -> list[tuple[str, ...]]:
     paths = []
     for name, sec in config.get("signals", {}).items():
         paths.append(("signals", name, "weight"))
-        paths.extend(("signals", name, "fields", f) for f in sec.get("fields", {}))
+        if sec.get("weight"):  # a signal that is off has no fields worth trying
+            paths.extend(("signals", name, "fields", f) for f in sec.get("fields", {}))
     return paths
 
 
@@ -134,86 +165,60 @@ def put(config: dict, path: tuple[str, ...], value: float) -> dict:
     return out
 
 
-def describe(scores: dict[str, dict[str, float]]) -> str:
-    return "  ".join(f"{y}: nDCG' {s[chr(110) + 'DCG' + chr(39)]:.3f} nDCG@10 {s['nDCG@10']:.3f}" for y, s in scores.items())
+def neighbours(config: dict) -> dict[str, dict]:
+    """Each weight alone moved one step, labelled ``path=value``; the simpler moves first (a weight
+    to 0, then smaller, then larger)."""
+    out = {}
+    for path in weight_paths(config):
+        current = get(config, path)
+        values = [0.25, 0.5, 1.0, 2.0] if current == 0 else [0.0, current / 2, current * 2]
+        for v in values:
+            out[f"{'.'.join(path[1:])}={v:g}"] = put(config, path, v)
+    return dict(sorted(out.items(), key=lambda kv: 0 if kv[0].endswith("=0") else 1))
 
 
-def tune(bench: Bench, config: dict, years: list[str], rounds: int) -> dict:
-    best = objective(bench.scores(config, years))
-    for _ in range(rounds):
-        improved = False
-        for path in weight_paths(config):
-            current = get(config, path)
-            for value in ([0.25, 0.5, 1.0, 2.0] if current == 0 else [0.0, current / 2, current * 2]):
-                trial = put(config, path, value)
-                score = objective(bench.scores(trial, years))
-                if score > best + 1e-4:
-                    best, config, improved = score, trial, True
-                    print(f"  {'.'.join(path)} = {value}: {score:.4f}", file=sys.stderr, flush=True)
-                    current = value
-        if not improved:
+def show(decision: selection.Decision, limit: int) -> list[str]:
+    """The rows worth reading: the simplest, the best ``limit`` on all topics, and every chosen."""
+    keep = {decision.order[0], decision.chosen, decision.on_all}
+    ranked = sorted(decision.order, key=lambda s: -decision.in_sample[s][selection.PRIMARY])
+    keep.update(ranked[:limit])
+    keep.update(s for s, n in decision.cv.chosen.items() if n)
+    return selection.report(decision, shown=[s for s in decision.order if s in keep])
+
+
+DECISIONS: list[tuple[selection.Decision, dict[str, dict]]] = []  # every decision printed, in order
+
+
+def decide(bench: Bench, configs: dict[str, dict], title: str, limit: int = 12) -> selection.Decision:
+    scores = {label: bench.scores(cfg) for label, cfg in configs.items()}
+    decision = selection.decide(scores, list(configs))
+    print("\n".join(show(decision, limit)) + "\n", flush=True)
+    DECISIONS.append((decision, configs))
+    return decision
+
+
+def ascend(bench: Bench, start: dict, rounds: int) -> dict:
+    current = start
+    for r in range(rounds):
+        near = neighbours(current)
+        print(f"round {r + 1}: {len(near)} neighbours on {bench.topics()} topics ...", file=sys.stderr, flush=True)
+        configs = {"current": current, **near}
+        decision = decide(bench, configs, f"### round {r + 1}: the current config and its neighbours")
+        if not decision.replaces:
             break
-    return config
+        current = configs[decision.chosen]
+    return current
 
 
-def topic_objective(per_topic: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Per topic, the mean of nDCG' and nDCG@10 (what the ascent maximises, topic by topic)."""
-    return {t: (v + per_topic["nDCG@10"][t]) / 2 for t, v in per_topic["nDCG'"].items()}
-
-
-def cross_year_report(bench: Bench, configs: dict[str, dict], chosen: dict[str, str] | None, alpha: float) -> None:
-    """Score every config on both years; print each direction (the config chosen on a year, or
-    ``chosen[year]``) against the first config, in-year and out-of-year columns side by side."""
-    measured = {label: {y: bench.per_topic(cfg, y) for y in YEARS} for label, cfg in configs.items()}
-    scores = {label: {y: topic_objective(m[y]) for y in YEARS} for label, m in measured.items()}
-    order = list(configs)
-
-    def cells(label: str, year: str) -> str:
-        m = measured[label][year]
-        return " | ".join(f"{sum(m[k].values()) / len(m[k]):.3f}" for k in ("nDCG'", "nDCG@10"))
-
-    print("| setting | " + " | ".join(f"{y} {k}" for y in YEARS for k in ("nDCG'", "nDCG@10")) + " |")
-    print("|---|" + "---|" * 4)
-    for label in order:
-        print(f"| {label} | " + " | ".join(cells(label, y) for y in YEARS) + " |")
-    if chosen is None:
-        directions = cross_year(scores, order)
-    else:
-        directions = [direction(scores, order, y, other(y), chosen=chosen[y]) for y in YEARS]
-    print()
-    print("\n".join(table(directions, cells, ("nDCG'", "nDCG@10"))))
-    print(f"verdict against {order[0]}: {decide(directions, alpha)[1]}")
-
-
-def mean_of(per_topic: dict[str, dict[str, float]], measure: str) -> float:
-    values = per_topic[measure]
-    return sum(values.values()) / len(values)
-
-
-def simplify(bench: Bench, start: dict, alpha: float) -> dict:
-    """Drop each signal of ``start`` alone; print whether it holds; return ``start`` without the
-    signals that do not."""
-    measured = {"start": {y: bench.per_topic(start, y) for y in YEARS}}
-    print("| signal dropped | " + " | ".join(f"{y} nDCG' / nDCG@10 with / without" for y in YEARS)
-          + " | chosen on 2020 -> 2021: gain (p) | chosen on 2021 -> 2020: gain (p) | both together: p | holds |")
-    print("|---|---|---|---|---|---|---|")
+def simplify(bench: Bench, start: dict) -> dict:
     simplified = copy.deepcopy(start)
     for name, sec in start.get("signals", {}).items():
         if not sec.get("weight"):
             continue
-        label = f"without {name}"
         without = put(start, ("signals", name, "weight"), 0.0)
-        measured[label] = {y: bench.per_topic(without, y) for y in YEARS}
-        scores = {k: {y: topic_objective(m[y]) for y in YEARS} for k, m in measured.items() if k in ("start", label)}
-        directions = cross_year(scores, [label, "start"])  # the simpler first
-        holds, _ = decide(directions, alpha)
-        cells = [" / ".join(f"{mean_of(measured[k][y], m):.3f}" for k in ("start", label) for m in ("nDCG'", "nDCG@10"))
-                 for y in YEARS]
-        gains = [f"{'kept' if d.chosen == 'start' else 'dropped'}: {d.gain:+.3f} ({d.p:.3g})" for d in directions]
-        print(f"| {name} ({sec['weight']:g}) | " + " | ".join(cells + gains)
-              + f" | {pooled_p(directions):.3g} | {'yes' if holds else 'no'} |",
-              flush=True)
-        if not holds:
+        decision = decide(bench, {f"without {name}": without, f"with {name} ({sec['weight']:g})": start},
+                          f"### {name} dropped alone")
+        if not decision.replaces:
             simplified["signals"][name]["weight"] = 0.0
     return simplified
 
@@ -221,58 +226,53 @@ def simplify(bench: Bench, start: dict, alpha: float) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path, required=True)
-    ap.add_argument("--tune", default="", help="tune on these years only (default: each year, measured on the other)")
-    ap.add_argument("--test", default="")
-    ap.add_argument("--config", default="", help="the start (default: the packaged ours.toml)")
-    ap.add_argument("--candidates", default="", help="comma-separated config files, simplest first ('packaged': ours.toml)")
-    ap.add_argument("--simplify", action="store_true", help="drop each signal alone; keep those that hold out of year")
-    ap.add_argument("--no-dense", action="store_true", help="drop the start's dense signals (tune ours:dense=False)")
+    ap.add_argument("--config", default="", help="the start (default: the packaged config for the index)")
+    ap.add_argument("--candidates", default="", help="comma-separated config files, simplest first ('packaged')")
+    ap.add_argument("--simplify", action="store_true", help="drop each signal alone")
+    ap.add_argument("--no-dense", action="store_true", help="drop the start's dense signals")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--alpha", type=float, default=ALPHA)
-    ap.add_argument("--out", type=Path, default=None, help="write the tuned (or simplified) configs here")
+    ap.add_argument("--qrels-dir", type=Path, default=None,
+                    help="choose on the topics.xml + qrels.tsv of `mathsearch qrels --from-collection`")
+    ap.add_argument("--cache", type=Path, default=CACHE, help="per-config per-topic scores kept here")
+    ap.add_argument("--out", type=Path, default=None, help="write the chosen config here (chosen.toml), with "
+                    "what the results tables show of the decision (selection.json, tuned-on-YEAR.toml)")
     args = ap.parse_args(argv)
-    tune_years = [y for y in args.tune.split(",") if y]
-    test_years = [y for y in args.test.split(",") if y]
-    check_years(tune_years + test_years)
+    packaged = packaged_config_for(args.index)
+    sets = judged_sets()
+    if args.qrels_dir is not None:
+        sets = {"collection": (args.qrels_dir / "topics.xml", args.qrels_dir / "qrels.tsv")}
     if args.candidates:
         files = [f for f in args.candidates.split(",") if f]
-        bench = Bench(args.index, list(YEARS))
-        configs = {f: load_config("" if f == "packaged" else f) for f in files}
-        cross_year_report(bench, configs, None, args.alpha)
-        return 0
-    start = load_config(args.config)
-    if args.no_dense:
-        start["signals"] = {k: v for k, v in start["signals"].items() if v.get("kind") not in ("dense", "dense_questions")}
-    if args.simplify:
-        bench = Bench(args.index, list(YEARS))
-        simplified = simplify(bench, start, args.alpha)
-        print()
-        cross_year_report(bench, {"simplified": simplified, "start": start}, None, args.alpha)
+        configs = {(f if f == "packaged" else Path(f).stem): load_config("" if f == "packaged" else f, packaged)
+                   for f in files}
+        for f, cfg in configs.items():
+            check_dense(args.index, cfg, f)
+        decision = decide(Bench(args.index, sets, args.cache), configs, "### fixed configs, simplest first")
         if args.out:
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / "simplified.toml").write_text(to_toml(simplified) + "\n")
+            write_out(args.out, configs[decision.chosen], args)
         return 0
-    if not tune_years:  # the default: each year in turn, measured on the other
-        bench = Bench(args.index, list(YEARS))
-        tuned = {}
-        for year in YEARS:
-            print(f"tuning on {year} ...", file=sys.stderr, flush=True)
-            tuned[year] = tune(bench, start, [year], args.rounds)
-            print(f"tuned on {year}:\n" + json.dumps(tuned[year].get("signals", {}), indent=1))
-            if args.out:
-                args.out.mkdir(parents=True, exist_ok=True)
-                (args.out / f"tuned-on-{year}.toml").write_text(to_toml(tuned[year]) + "\n")
-        labels = {"start": start, **{f"tuned on {y}": tuned[y] for y in YEARS}}
-        cross_year_report(bench, labels, {y: f"tuned on {y}" for y in YEARS}, args.alpha)
-        return 0
-    bench = Bench(args.index, sorted(set(tune_years + test_years)))
-    every = sorted(set(tune_years + test_years))
-    print(f"start:      {describe(bench.scores(start, every))}")
-    tuned = tune(bench, start, tune_years, args.rounds)
-    sample = " (in sample: chosen on every year shown)" if set(every) <= set(tune_years) else ""
-    print(f"tuned on {','.join(tune_years)}: {describe(bench.scores(tuned, every))}{sample}")
-    print(json.dumps(tuned.get("signals", {}), indent=1))
+    start = load_config(args.config, packaged)
+    if args.no_dense:
+        start["signals"] = {k: v for k, v in start["signals"].items() if v.get("kind") not in DENSE_KINDS}
+    check_dense(args.index, start, args.config or packaged)
+    bench = Bench(args.index, sets, args.cache)
+    chosen = simplify(bench, start) if args.simplify else ascend(bench, start, args.rounds)
+    if chosen != start:
+        decide(bench, {"start": start, "chosen": chosen}, "### the start against what was chosen")
+    print(json.dumps(chosen.get("signals", {}), indent=1))
+    if args.out:
+        write_out(args.out, chosen, args)
     return 0
+
+
+def write_out(out: Path, chosen: dict, args: argparse.Namespace) -> None:
+    """chosen.toml, and the figures of the last decision that replaced a config (else the last one)."""
+    target = out / "chosen.toml"
+    if target.exists():
+        raise InputError(f"{target} exists; choose another --out (nothing is overwritten)")
+    decision, configs = next((d for d in reversed(DECISIONS) if d[0].replaces), DECISIONS[-1])
+    record(decision, configs, out, "python bench/tune_ours.py " + " ".join(sys.argv[1:]))
+    target.write_text(to_toml(chosen) + "\n")
 
 
 if __name__ == "__main__":

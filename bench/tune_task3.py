@@ -9,12 +9,14 @@ exactly as :meth:`Extract.answer_from <mathsearch.systems.task3.Extract.answer_f
 and graded by the Task 1 judgements (AR_src, P@1_src, unjudged 0, ``--collection-only``).  Two
 rules are searched: the linear rule (k, rank, words, too_long, dense, formula, exact; retrieval
 stays 1) and the consensus choice (``consensus``, ``consensus_k``: agreement with the other top
-answers, fused with the ranking's order).  Each is selected across years (``bench/crossyear.py``):
-the point with the best AR_src on one year (ties: the simpler point; the first hit is the
-simplest) is measured on the other, both ways, in-year and out-of-year columns side by side, with
-LO of the real answers.  A rule replaces the first hit (``extract``'s default: k = 1, consensus
-off) only if the point chosen on each year beats the first hit's AR_src on the other year, and a
-paired t-test over both out-of-year comparisons' topics together gives p < ``--alpha``.  Only 2020 and 2021 are allowed; 2022 never is.
+answers, fused with the ranking's order).  Each is chosen on all the judged topics by
+:mod:`mathsearch.evaluation.selection`: 2020 and 2021 pooled, 10 x 5-fold cross-validation
+stratified by year, the point with the best AR_src on the training folds (ties within 0.002: the
+simpler point; the first hit is the simplest); a rule replaces the first hit (``extract``'s default:
+k = 1, consensus off) when the cross-validated choice beats the first hit's AR_src out of fold by
+more than 0.002.  The table gives the gain with a bootstrap 95% interval, the per-year figures and the
+leave-one-year-out rows (chosen on 2020, measured on 2021, and back), with LO of the real answers
+for the leave-one-year-out choices.  Only 2020 and 2021 are allowed; 2022 never is.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ import argparse
 import hashlib
 import itertools
 import json
-import sys
 from pathlib import Path
 
 from mathsearch.answers.extract import ChoiceWeights, QueryProfile, candidates, choose
+from mathsearch.evaluation import selection
 from mathsearch.evaluation.subcollection import restrict_qrels
 from mathsearch.evaluation.task3 import Task3Scores, ablated_references, overlap_scores
 from mathsearch.readers.qrels import qrels_to_dict, read_qrels, task3_relevance
@@ -34,9 +36,6 @@ from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, SearchQuery, make_system
 from mathsearch.systems.task3 import Extract, _dense, base_system, ranks_by_dense
 from mathsearch.text.tokenize import MathRegexTokenizer
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crossyear import ALPHA, cross_year, decide, mean, table  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
 ALLOWED = ("2020", "2021")
@@ -73,6 +72,10 @@ def cached_rankings(ctx: SearchContext, base: str, queries: list[SearchQuery], y
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out))
     return out
+
+
+def mean(values: dict[str, int]) -> float:
+    return sum(values.values()) / len(values) if values else 0.0
 
 
 def complexity(point: dict) -> tuple:
@@ -120,7 +123,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / "out" / "task3-cache")
     ap.add_argument("--depth", type=int, default=20)
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--alpha", type=float, default=ALPHA, help="paired t-test level a rule must beat the first hit at")
     args = ap.parse_args(argv)
     ctx = SearchContext(args.index)
     present = ctx.store.answer_ids()
@@ -194,20 +196,24 @@ def main(argv: list[str] | None = None) -> int:
 
     print("topics: " + ", ".join(f"{y}: {len(years[y]['qrels'])}" for y in ALLOWED)
           + f"; base ranking: {args.base or 'ours as the index allows'}" + ("" if dense_base else " (lexical)"))
+    def pooled(order: list[str]) -> dict[str, dict[str, dict[tuple[str, str], float]]]:
+        return {lab: {"AR_src": {(y, t): float(g) for y in ALLOWED for t, g in scores[lab][y].items()},
+                      "P@1_src": {(y, t): float(g >= 2) for y in ALLOWED for t, g in scores[lab][y].items()}}
+                for lab in order}
+
     verdicts = {}
     for name, order in (("linear rule", [label(p) for p in points]),
                         ("consensus choice", [label(first)] + [label(p) for p in cpoints])):
-        directions = cross_year(scores, order)
-        verdicts[name] = decide(directions, args.alpha)
-        beat = sum(all(mean(scores[lab][y]) > mean(scores[order[0]][y]) for y in ALLOWED) for lab in order[1:])
-        grid_mean = {y: sum(mean(scores[lab][y]) for lab in order[1:]) / (len(order) - 1) for y in ALLOWED}
-        print(f"\n{name}: {len(order) - 1} grid points besides the first hit; chosen on one year (best AR_src), "
-              "measured on the other" + ("" if dense_base or name == "linear rule" else
-                                          " (this base ranking is not dense: extract does not use the consensus choice on it)"))
-        print("\n".join(table(directions, cells, ("AR_src", "P@1_src", "LO"))))
-        print(f"points above the first hit's AR_src in both years: {beat} of {len(order) - 1}; grid mean AR_src "
-              + ", ".join(f"{y} {grid_mean[y]:.3f} (first hit {mean(scores[order[0]][y]):.3f})" for y in ALLOWED))
-        print(f"{name}: {verdicts[name][1]}")
+        decision = selection.decide(pooled(order), order, primary="AR_src", measures=("AR_src", "P@1_src"))
+        verdicts[name] = decision
+        shown = {order[0], decision.on_all, *(lab for lab, n in decision.cv.chosen.items() if n)}
+        shown.update(sorted(order, key=lambda lab: -decision.in_sample[lab]["AR_src"])[:8])
+        print(f"\n{name}: {len(order) - 1} grid points besides the first hit" + ("" if dense_base or name == "linear rule"
+              else " (this base ranking is not dense: extract does not use the consensus choice on it)"))
+        print("\n".join(selection.report(decision, shown=[lab for lab in order if lab in shown])))
+        for y in decision.years:
+            print(f"LO of the choice made on {y.chosen_on} ({y.chosen}), on {y.tested_on}: "
+                  f"{cells(y.chosen, y.tested_on)} (AR_src | P@1_src | LO); the first hit: {cells(order[0], y.tested_on)}")
 
     packaged = Extract()
     current = ({"consensus_k": packaged.consensus_k, "consensus": packaged.consensus}
@@ -223,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         both = max(order, key=lambda lab: (sum(mean(scores[lab][y]) for y in ALLOWED), -order.index(lab)))
         print(f"| {name}, best on 2020 + 2021 (in sample) | {both} | "
               + " | ".join(cells(both, y) for y in ALLOWED) + " |")
-    held = [name for name, (ok, _) in verdicts.items() if ok]
-    print("\nrules whose grid point holds out of year both ways: " + (", ".join(held) or "none")
+    held = [name for name, d in verdicts.items() if d.replaces]
+    print("\nrules whose cross-validated choice beats the first hit: " + (", ".join(held) or "none")
           + " (the grid searches each rule's weights; choices made before it, such as the consensus choice's"
           " similarity, are not in it)")
     return 0

@@ -9,7 +9,8 @@ import typer
 from ._common import console, friendly_errors, print_json
 
 qrels_app = typer.Typer(name="qrels", help="Qrels from an assessment database (mathsearch pool): export, "
-                        "agreement between assessors, progress, coverage of other qrels.", no_args_is_help=True)
+                        "agreement between assessors, progress, coverage of other qrels; or from the collection "
+                        "itself (--from-collection).", no_args_is_help=True)
 
 
 def export(
@@ -139,7 +140,43 @@ def coverage_cmd(
                f"({share(found['relevant_share'])})")
 
 
+def from_collection(
+    ctx: typer.Context,
+    index: Path | None = typer.Option(None, "--from-collection", metavar="INDEX_DIR",
+                                      help="Write the judgements the collection of INDEX_DIR holds: each question "
+                                      "closed as a duplicate (PostLinks type 3) as a topic, its target's answers "
+                                      "relevant; the asking thread named in hidden-threads.tsv."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Folder for topics.xml, qrels.tsv and "
+                                    "hidden-threads.tsv (with --from-collection; files already there are kept)."),
+    own: int = typer.Option(0, "--own", min=0, help="Also this many own-answer pairs (a question, its own answers "
+                            "relevant, its thread hidden); 0: none."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object (with --from-collection)."),
+) -> None:
+    """Qrels from an assessment database (mathsearch pool), or from the collection itself (--from-collection)."""
+    if ctx.invoked_subcommand is not None:
+        if index is not None:
+            raise typer.BadParameter("--from-collection takes no subcommand", param_hint="--from-collection")
+        return
+    if index is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+    if out is None:
+        raise typer.BadParameter("--from-collection needs --out DIR", param_hint="--out")
+    from ..evaluation.collection_qrels import write_collection_qrels
+    from ..store import Store
+
+    with Store.open(index) as store:
+        written = write_collection_qrels(store, out, own)
+    if json_out:
+        print_json(written.to_json())
+        return
+    kinds = ", ".join(f"{n:,} {k}" for k, n in written.by_kind.items())
+    console(stderr=True).print(f"wrote {written.topics:,} topics ({kinds}) and {written.judgements:,} relevant answers "
+                               f"from {written.links:,} duplicate links to {out}", highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
+    qrels_app.callback(invoke_without_command=True)(friendly_errors(from_collection))
     qrels_app.command("export")(friendly_errors(export))
     qrels_app.command("agreement")(friendly_errors(agreement_cmd))
     qrels_app.command("progress")(friendly_errors(progress))

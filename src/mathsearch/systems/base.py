@@ -44,6 +44,9 @@ class SearchQuery:
     formula_id: str | None = None
     topic: Topic | None = None
     understood: tuple[PlainSpan, ...] = ()  # plain-words maths read as formulae
+    # Threads no signal may read for this query (their question, answers and links): a question of
+    # the collection asked as a topic (judgements from the collection) would otherwise find itself.
+    hidden_threads: tuple[int, ...] = ()
 
     @classmethod
     def from_topic(cls, topic: Topic, plain_math: bool = True) -> SearchQuery:

@@ -124,6 +124,8 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
     (bench/tune_ours.py caches through it, bench/profile_ours.py times each signal with it).
     """
     config = _as_config(config)
+    if query.hidden_threads:  # no signal may score a post of a hidden thread, nor start from its question
+        return _combine_hiding(ctx, query, config, scores_of)
     if "dense" in config.needs():
         signals.prefetch_query_vector(ctx, query)  # encoded on a worker while the lexical signals run
     questions: dict[int, float] | None = None
@@ -165,6 +167,28 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
     if config.fusion.method == "rrf":
         return ranking.rrf(found_all, weights, config.fusion.rrf_k)
     return ranking.combsum(found_all, weights, "minmax")
+
+
+def _combine_hiding(ctx: SearchContext, query: SearchQuery, config: OursConfig,
+                    scores_of: SignalScores | None) -> dict[int, float]:
+    """:func:`combine` with the query's hidden threads removed from every signal's input and output:
+    the similar questions (so neither their answers nor their duplicate links are reached through
+    them) and each signal's scores (so a re-scorer never sees their answers), run one by one."""
+    hidden = set(query.hidden_threads)
+    for answers in ctx.store.answer_ids_of_threads(query.hidden_threads).values():
+        hidden.update(answers)
+    plain = dataclasses.replace(query, hidden_threads=())
+
+    def seen(name: str, sig: Signal, similar: Callable[[], dict[int, float]],
+             earlier: Mapping[str, Mapping[int, float]]) -> dict[int, float]:
+        def similar_shown() -> dict[int, float]:
+            return {q: s for q, s in similar().items() if q not in hidden}
+
+        found = (scores_of(name, sig, similar_shown, earlier) if scores_of is not None
+                 else sig.scores(ctx, plain, similar_shown, earlier))
+        return {a: s for a, s in found.items() if a not in hidden}
+
+    return combine(ctx, plain, config, seen, threads=False)
 
 
 def _rescore_as_done(ctx: SearchContext, query: SearchQuery, sig: Signal, pending: Mapping[str, Future],

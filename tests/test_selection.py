@@ -1,0 +1,137 @@
+"""mathsearch.evaluation.selection: settings chosen by repeated cross-validation over the pooled
+judged topics (2020 + 2021), ties to the simpler, intervals and leave-one-year-out figures beside."""
+
+from __future__ import annotations
+
+import pytest
+
+from mathsearch.evaluation import selection as sel
+
+TOPICS = [("2020", f"A.{i}") for i in range(1, 48)] + [("2021", f"A.{i}") for i in range(301, 358)]
+
+
+def setting(value, noise: float = 0.0, topics=TOPICS) -> dict[str, dict[tuple[str, str], float]]:
+    """Both measures equal to ``value(topic)`` (a number or a function of the topic), plus an
+    alternating ``noise``."""
+    f = value if callable(value) else (lambda t: value)
+    per = {t: f(t) + (noise if i % 2 else -noise) for i, t in enumerate(topics)}
+    return {"nDCG@10": per, "nDCG'": {t: v + 0.1 for t, v in per.items()}}
+
+
+def test_folds_are_stratified_by_year_and_reproducible():
+    parts = sel.folds(TOPICS, 5, seed=7)
+    assert sorted(t for p in parts for t in p) == sorted(TOPICS)  # a partition
+    for year, n in (("2020", 47), ("2021", 57)):
+        sizes = [sum(1 for t in p if t[0] == year) for p in parts]
+        assert max(sizes) - min(sizes) <= 1 and sum(sizes) == n
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1
+    assert sel.folds(TOPICS, 5, seed=7) == parts
+    assert sel.folds(TOPICS, 5, seed=8) != parts
+
+
+def test_a_setting_better_everywhere_replaces_the_simpler_with_its_interval_and_year_figures():
+    s = {"simple": setting(0.50, 0.05), "rich": setting(lambda t: 0.53 if t[0] == "2020" else 0.52, 0.06)}
+    d = sel.decide(s, ["simple", "rich"], repeats=10)
+    assert d.chosen == "rich" and d.replaces and d.cv.chosen == {"simple": 0, "rich": 50}
+    g = d.cv_gain["nDCG@10"]
+    assert g.mean == pytest.approx(0.02 * 57 / 104 + 0.03 * 47 / 104, abs=1e-3)
+    assert g.low < g.mean < g.high and g.low > 0
+    assert dict(g.per_year) == pytest.approx({"2020": 0.03, "2021": 0.02}, abs=1e-3)
+    assert [(y.chosen_on, y.tested_on, y.chosen) for y in d.years] == [("2020", "2021", "rich"), ("2021", "2020", "rich")]
+    assert d.years[0].gain() == pytest.approx(0.02, abs=1e-3)
+    text = "\n".join(sel.report(d))
+    assert "rich replaces simple" in text and "the choice, cross-validated" in text and "chosen on 2020" in text
+
+
+def test_ties_within_the_band_keep_the_simpler_setting():
+    s = {"simple": setting(0.50, 0.05), "same-ish": setting(0.5015, 0.05)}
+    d = sel.decide(s, ["simple", "same-ish"])
+    assert d.chosen == "simple" and d.on_all == "simple" and d.cv.chosen["same-ish"] == 0
+    assert "keep simple" in d.reason()
+    # just beyond the band: replaced
+    assert sel.decide({"simple": s["simple"], "better": setting(0.5025, 0.05)}, ["simple", "better"]).chosen == "better"
+
+
+def test_a_setting_that_wins_on_a_few_topics_only_does_not_hold_out_of_fold():
+    # "lucky" is far better on 3 topics of 2020 and worse on every other one: on all the topics it
+    # is ahead, but the folds that hold those topics out choose it and lose
+    lucky_topics = set(TOPICS[:3])
+    s = {"simple": setting(0.5), "lucky": setting(lambda t: 1.0 if t in lucky_topics else 0.488)}
+    d = sel.decide(s, ["simple", "lucky"], repeats=10)
+    assert d.in_sample["lucky"]["nDCG@10"] > d.in_sample["simple"]["nDCG@10"] + sel.TIE
+    assert d.on_all == "lucky"
+    assert 0 < d.cv.chosen["lucky"] < 50 and d.cv.chosen["simple"] > 0  # won some folds only
+    assert d.cv.means["nDCG@10"] - d.in_sample["simple"]["nDCG@10"] <= sel.TIE
+    assert d.chosen == "simple" and "does not hold out of fold" in d.reason()
+    assert d.years[1].chosen == "simple"  # chosen on 2021 alone: the simpler (the lucky topics are 2020's)
+
+
+def test_the_choice_is_reproducible_and_the_seed_matters_only_through_the_folds():
+    s = {"a": setting(lambda t: 0.5 + 0.01 * (hash(t[1]) % 7)), "b": setting(lambda t: 0.5 + 0.01 * (int(t[1][2:]) % 5))}
+    one, two = sel.cross_validate(s, ["a", "b"], seed=3), sel.cross_validate(s, ["a", "b"], seed=3)
+    assert one == two and len(one.per_repeat["nDCG@10"]) == sel.REPEATS
+    assert sel.cross_validate(s, ["a", "b"], seed=4).seed == 4
+
+
+def test_a_fixed_setting_scores_its_own_mean_out_of_fold():
+    s = {"only": setting(lambda t: int(t[1][2:]) / 1000)}
+    cv = sel.cross_validate(s, ["only"], repeats=10)
+    assert cv.means["nDCG@10"] == pytest.approx(sel.mean_on(s["only"]["nDCG@10"]))
+    assert cv.out_of_fold["nDCG'"] == pytest.approx(s["only"]["nDCG'"])
+
+
+def test_bootstrap_interval_is_seeded_and_covers_a_constant_difference_exactly():
+    diffs = {t: 0.01 for t in TOPICS}
+    assert sel.bootstrap_interval(diffs) == pytest.approx((0.01, 0.01))
+    wobbly = {t: (0.1 if i % 3 else -0.2) for i, t in enumerate(TOPICS)}
+    low, high = sel.bootstrap_interval(wobbly, seed=1)
+    assert low < sel.mean_on(wobbly) < high and sel.bootstrap_interval(wobbly, seed=1) == (low, high)
+
+
+def test_pool_refuses_the_held_out_year_and_different_topics():
+    with pytest.raises(SystemExit, match="2022"):
+        sel.pool({"2022": {"nDCG@10": {"B.1": 0.5}}})
+    pooled = sel.pool({"2020": {"nDCG@10": {"A.1": 0.5}}, "2021": {"nDCG@10": {"A.1": 0.7}}})
+    assert pooled == {"nDCG@10": {("2020", "A.1"): 0.5, ("2021", "A.1"): 0.7}}  # same id, two topics
+    with pytest.raises(ValueError, match="different topics"):
+        sel.decide({"a": setting(0.5), "b": setting(0.5, topics=TOPICS[:-1])}, ["a", "b"])
+
+
+def test_on_the_real_sample_the_thread_context_is_chosen_over_the_answer_alone(sample_index, data_dir):
+    """bm25-thread against bm25-answer on the pooled judged topics: chosen, with every figure."""
+    from mathsearch.evaluation.measures import RANKED_MEASURES
+    from mathsearch.evaluation.subcollection import restrict_qrels
+    from mathsearch.evaluation.trec import TrecScorer, cut_depth
+    from mathsearch.readers.qrels import qrels_to_dict, read_qrels
+    from mathsearch.readers.topics import read_topics
+    from mathsearch.systems import SearchContext, make_system, run_rankings
+
+    ctx = SearchContext(sample_index)
+    present = ctx.store.answer_ids()
+    scores: dict = {}
+    for name in ("bm25-answer", "bm25-thread"):
+        per_year = {}
+        for year in sel.YEARS:
+            qrels = restrict_qrels(qrels_to_dict(read_qrels(data_dir / "qrels" / f"task1-{year}.tsv")), present).qrels
+            topics = [t for t in read_topics(data_dir / "topics" / f"task1-{year}.xml") if t.topic_id in qrels]
+            run = run_rankings(make_system(name), ctx, topics)
+            per_year[year] = TrecScorer(qrels, RANKED_MEASURES).score(cut_depth(run))
+        scores[name] = sel.pool(per_year)
+    d = sel.decide(scores, ["bm25-answer", "bm25-thread"])
+    assert len(d.cv.out_of_fold["nDCG@10"]) == 104  # 47 + 57 judged topics with an answer in the sample
+    assert d.chosen == "bm25-thread" and d.cv_gain["nDCG@10"].low > 0  # +0.07 nDCG@10 pooled
+    assert [y.chosen for y in d.years] == ["bm25-thread", "bm25-thread"]
+    assert d.in_sample["bm25-thread"]["nDCG@10"] == pytest.approx((47 * 0.504 + 57 * 0.503) / 104, abs=0.002)
+
+
+def test_a_tuning_script_given_an_index_without_vectors_for_a_dense_config_exits_2_naming_it(sample_index, capsys):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "bench" / "tune_ours.py"
+    done = subprocess.run([sys.executable, str(script), "--index", str(sample_index), "--config",
+                           str(Path(sel.__file__).resolve().parents[1] / "systems" / "ours.toml")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "no dense vectors" in done.stderr and "dense_questions" in done.stderr and done.stdout == ""
