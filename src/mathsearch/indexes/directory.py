@@ -121,6 +121,35 @@ def _index_groups() -> dict[str, set[str]]:
     return groups
 
 
+def dense_folders(index_dir: str | Path) -> list[Path]:
+    """The folders of ``index_dir`` (itself, or its shards) that hold dense vectors."""
+    from .shards import shard_dirs_of
+
+    root = Path(index_dir)
+    if not root.is_dir():
+        return []
+    dirs = shard_dirs_of(root, read_manifest(root)) or [root]
+    return [d for d in dirs if (d / "dense" / "manifest.json").is_file()]
+
+
+def check_dense_kept(index_dir: str | Path, builds_vectors: bool, drop_dense: bool = False) -> None:
+    """Refuse (one sentence, nothing changed) a build without vectors over an index that has them,
+    unless ``drop_dense``.  Vectors can take hours to make; keeping the old ones would be wrong when
+    the collection changed (they are keyed by post), so the choice is the user's: --dense makes them
+    again, --no-dense drops them."""
+    if builds_vectors or drop_dense:
+        return
+    held = dense_folders(index_dir)
+    if held:
+        try:
+            encoder = json.loads((held[0] / "dense" / "manifest.json").read_text()).get("encoder", {}).get("name")
+        except (OSError, ValueError, AttributeError):
+            encoder = None
+        by = f" (encoder {encoder})" if encoder else ""
+        raise InputError(f"--index {index_dir} holds dense vectors{by} that this build without --dense would drop: "
+                         "give --dense to make them again, or --no-dense to build without them (nothing was changed).")
+
+
 def _within(inner: Path, outer: Path) -> bool:
     return inner == outer or outer in inner.parents
 
