@@ -8,6 +8,7 @@ its number and counted, and every good row is still yielded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -58,18 +59,29 @@ def iter_xml_rows(
     report = report if report is not None else ReadReport(source=str(path))
     last_line = 0
     seen_root = False
+    open_rows: list[int] = []  # lines of rows started and not yet ended
     fh = path.open("rb")
     source = _CountingReader(fh, progress) if progress is not None else fh
     try:
         for event, elem in etree.iterparse(source, events=("start", "end"), huge_tree=True):
             if event == "start":
+                if seen_root and elem.tag == "row":
+                    open_rows.append(elem.sourceline or 0)
+                    _stray_text(elem, path, report)
                 seen_root = True
                 continue
             if elem.tag != "row":
+                parent = elem.getparent()
+                if parent is not None and parent.getparent() is None:  # a damaged row: <rw .../>
+                    report.skip("malformed XML row", f"{path}:{elem.sourceline} (<{elem.tag}> is not a row)")
+                elif parent is None and len(elem):  # the root's end: text after its last row
+                    _stray_text(None, path, report, after=elem[-1])
                 continue
             line = elem.sourceline or 0
+            if open_rows:
+                open_rows.pop()
             attrs = dict(elem.attrib)
-            elem.clear()
+            elem.clear(keep_tail=True)  # the text after it is looked at by the next row
             # Drop rows already handed out so the tree never grows.
             parent = elem.getparent()
             if parent is not None:
@@ -81,9 +93,32 @@ def iter_xml_rows(
     except etree.XMLSyntaxError as exc:
         if not seen_root:
             raise InputError(f"{path} is not a readable XML file: {exc.msg}") from None
+        # A row opened and never closed (<row ...> for <row .../>) holds the rows after it, which
+        # were read; it is lost: say so.  Rows after last_line are read again line by line below.
+        for line in open_rows:
+            if line <= last_line:
+                report.skip("malformed XML row", f"{path}:{line} (never closed)")
     finally:
         fh.close()
     yield from _iter_rows_by_line(path, last_line, report)
+
+
+def _stray_text(row, path: Path, report: ReadReport, after=None) -> None:
+    """Report text between rows (a damaged row that became text: ``Id="1" .../>``) at its line;
+    libxml2 reads it as the root's content and would drop it unsaid."""
+    before = row.getprevious() if row is not None else after
+    text = (before.tail if before is not None else row.getparent().text) or ""
+    if not text.strip():
+        return
+    if row is not None:  # counted back from the row after it
+        line = (row.sourceline or 0) - text[len(text.rstrip()):].count("\n")
+    else:  # counted on from the row before it
+        line = (before.sourceline or 0) + text[: len(text) - len(text.lstrip())].count("\n")
+    report.skip("malformed XML row", f"{path}:{line} (text outside a row)")
+
+
+# Lines that are no row: the declaration, a comment or doctype, the root's start or end tag.
+_NOT_A_ROW = re.compile(rb"<\?.*\?>|<!.*>|</?[A-Za-z_][\w.-]*\s*>")
 
 
 def _iter_rows_by_line(path: Path, after_line: int, report: ReadReport) -> Iterator[tuple[int, dict[str, str]]]:
@@ -93,8 +128,8 @@ def _iter_rows_by_line(path: Path, after_line: int, report: ReadReport) -> Itera
             if number <= after_line:
                 continue
             text = raw.strip()
-            if not text or (text.startswith(b"<") and not text.startswith(b"<row")):
-                continue  # declaration, root tags, blank lines
+            if not text or _NOT_A_ROW.fullmatch(text):
+                continue  # declaration, comments, the root's tags, blank lines
             if not text.startswith(b"<row"):
                 report.skip("malformed XML row", f"{path}:{number}")
                 continue
