@@ -59,27 +59,29 @@ def iter_xml_rows(
     report = report if report is not None else ReadReport(source=str(path))
     last_line = 0
     seen_root = False
-    open_rows: list[int] = []  # lines of rows started and not yet ended
+    open_rows: list[int] = []  # lines of the elements below the root started and not yet ended
     fh = path.open("rb")
     source = _CountingReader(fh, progress) if progress is not None else fh
     try:
         for event, elem in etree.iterparse(source, events=("start", "end"), huge_tree=True):
             if event == "start":
-                if seen_root and elem.tag == "row":
+                if seen_root:
                     open_rows.append(elem.sourceline or 0)
-                    _stray_text(elem, path, report)
+                    if elem.tag == "row":
+                        _stray_text(elem, path, report)
                 seen_root = True
                 continue
-            if elem.tag != "row":
-                parent = elem.getparent()
-                if parent is not None and parent.getparent() is None:  # a damaged row: <rw .../>
-                    report.skip("malformed XML row", f"{path}:{elem.sourceline} (<{elem.tag}> is not a row)")
-                elif parent is None and len(elem):  # the root's end: text after its last row
+            parent = elem.getparent()
+            if parent is None:  # the root's end: text after its last row
+                if len(elem):
                     _stray_text(None, path, report, after=elem[-1])
                 continue
+            open_rows.pop()
+            if elem.tag != "row":
+                if parent.getparent() is None:  # a damaged row: <rw .../>
+                    report.skip("malformed XML row", f"{path}:{elem.sourceline} (<{elem.tag}> is not a row)")
+                continue
             line = elem.sourceline or 0
-            if open_rows:
-                open_rows.pop()
             attrs = dict(elem.attrib)
             elem.clear(keep_tail=True)  # the text after it is looked at by the next row
             # Drop rows already handed out so the tree never grows.
@@ -93,8 +95,8 @@ def iter_xml_rows(
     except etree.XMLSyntaxError as exc:
         if not seen_root:
             raise InputError(f"{path} is not a readable XML file: {exc.msg}") from None
-        # A row opened and never closed (<row ...> for <row .../>) holds the rows after it, which
-        # were read; it is lost: say so.  Rows after last_line are read again line by line below.
+        # A row opened and never closed (<row ...> for <row .../>, or damaged: <rw ...>) holds the
+        # rows after it, which were read; it is lost: say so.  Rows after last_line are read again line by line below.
         for line in open_rows:
             if line <= last_line:
                 report.skip("malformed XML row", f"{path}:{line} (never closed)")
