@@ -153,3 +153,9 @@ def test_an_element_that_is_no_row_and_never_closed_is_reported(tmp_path):
     ids, problems = _links(tmp_path, '  <rw Id="2" PostId="154" RelatedPostId="20" LinkTypeId="1" >')
     assert ids == [1, 3, 4]
     assert any(":4 (never closed)" in p for p in problems), problems
+
+
+def test_text_with_a_carriage_return_between_rows_is_reported_at_its_own_line(tmp_path):
+    ids, problems = _links(tmp_path, "e\r ")  # libxml2 reads the CR as a newline, but counts no line
+    assert ids == [1, 3, 4]
+    assert any(p.startswith(f"{tmp_path / 'PostLinks.xml'}:4 (text outside a row)") for p in problems), problems

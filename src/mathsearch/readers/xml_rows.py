@@ -112,10 +112,10 @@ def _stray_text(row, path: Path, report: ReadReport, after=None) -> None:
     text = (before.tail if before is not None else row.getparent().text) or ""
     if not text.strip():
         return
-    if row is not None:  # counted back from the row after it
-        line = (row.sourceline or 0) - text[len(text.rstrip()):].count("\n")
-    else:  # counted on from the row before it
-        line = (before.sourceline or 0) + text[: len(text) - len(text.lstrip())].count("\n")
+    # Counted on from the row (or root tag) before it, one line each: libxml2 turns a lone CR
+    # into a newline in the text but does not count it as a line.
+    start = before if before is not None else row.getparent()
+    line = (start.sourceline or 0) + text[: len(text) - len(text.lstrip())].count("\n")
     report.skip("malformed XML row", f"{path}:{line} (text outside a row)")
 
 
