@@ -141,12 +141,14 @@ def test_a_stray_quote_in_the_formula_tsv_swallows_no_rows(tmp_path):
             "1\t10\t10\tquestion\t\t\t5\t\tx^2",
             '2\t"/>10\t10\tquestion\t\t\t6\t\ty',  # a field begun by a quote: csv read on to the next quote
             "3\t10\t10\tanswer\t\t\t7\t\t\\frac{a}{b}",
-            '4\t10\t10\tanswer\t\t\t8\t\t"a" b']
+            '4\t10\t10\tanswer\t\t\t8\t\t"a" b',
+            '"',  # a row cut to a quote: csv reads it as one empty field, as a blank line
+            "5\t10\t10\tanswer\t\t\t9\t\tz"]
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     report = ReadReport()
     ids = [r.formula_id for r in iter_formula_tsv(path, report)]
-    assert ids == ["1", "3", "4"]
-    assert report.problems and report.problems[0].startswith(f"{path}:3")
+    assert ids == ["1", "3", "4", "5"]
+    assert [p.split(" ", 1)[0] for p in report.problems] == [f"{path}:3:", f"{path}:6:"]
 
 
 def test_an_element_that_is_no_row_and_never_closed_is_reported(tmp_path):

@@ -57,7 +57,9 @@ class _LineRows:
         line = line.rstrip("\r\n")
         if '"' not in line:  # csv would split it the same, slower
             return line.split("\t") if line else []
-        return next(csv.reader([line], delimiter="\t"), [])
+        row = next(csv.reader([line], delimiter="\t"), [])
+        # A line of quotes alone ('"') is no blank line: kept whole, it is reported, not skipped.
+        return row if row not in ([], [""]) or not line.strip() else [line]
 
 
 def _rows(reader: Any, path: Path, report: ReadReport, malformed: str) -> Iterator[list[str]]:
