@@ -240,6 +240,7 @@ def check_snippet(text: str, words: set[str], width: int) -> None:
     """A snippet never splits a formula: every formula in it is one of the text's, whole, and no
     ``$`` is left unpaired.  Written against the public :func:`mathsearch.searcher.snippet`."""
     from mathsearch.readers.dollar_math import find_math
+
     from mathsearch.searcher import snippet
 
     flat = " ".join(text.split())

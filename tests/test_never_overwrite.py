@@ -18,8 +18,8 @@ from cli_support import cli, write
 from conftest import TOPICS
 from test_search_golden import make_dump
 
+from mathsearch.building import build_index
 from mathsearch.errors import InputError
-from mathsearch.indexes.build import build_index
 from mathsearch.indexes.dense import DenseIndex
 from mathsearch.runs.output import check_output, run_file_problem
 
