@@ -239,9 +239,8 @@ def check_parse(latex: str) -> bool:
 def check_snippet(text: str, words: set[str], width: int) -> None:
     """A snippet never splits a formula: every formula in it is one of the text's, whole, and no
     ``$`` is left unpaired.  Written against the public :func:`mathsearch.searcher.snippet`."""
-    from mathsearch.readers.dollar_math import find_math
-
     from mathsearch.searcher import snippet
+    from mathsearch.text.dollar_math import find_math
 
     flat = " ".join(text.split())
     whole = {" ".join(latex.split()) for _, _, latex in find_math(flat, is_html=False)}
