@@ -214,7 +214,7 @@ def test_schemathesis_finds_no_server_error(app):
 def test_serve_command_serves_and_refuses_clearly(sample_index, tmp_path):
     """``mathsearch serve`` as a person runs it: a real process on a free loopback port."""
     missing = CliRunner().invoke(cli, ["serve", "--index", str(tmp_path / "none")])
-    assert missing.exit_code == 2 and "no index at" in missing.stderr
+    assert missing.exit_code == 2 and "is not an index folder" in missing.stderr
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "mathsearch", "serve", "--index", str(sample_index), "--port", str(port)],
                               stderr=subprocess.PIPE, text=True)

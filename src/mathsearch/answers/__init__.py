@@ -35,4 +35,19 @@ class Answer:
         return ",".join(f"answer:{s}" for s in self.sources)
 
 
-__all__ = ["MAX_ANSWER_CHARS", "NO_ANSWER", "Answer"]
+def sources_label(mode: str, n: int) -> str:
+    """How an answer came from its ``n`` sources, for a reader (the CLI's and the page's line under
+    the answer): "extracted from 2 answers", not the system's internal mode names."""
+    posts = f"{n} answer{'s' if n != 1 else ''} of the collection"
+    if not n:
+        return "no answer of the collection was used"
+    if mode == "declined":  # Task 3 declined: nothing close enough to answer from
+        return f"not written: {posts}, none close to the question, are listed instead"
+    if mode == "generate":
+        return f"written by a language model from {posts}"
+    if mode == "fallback":
+        return f"extracted from {posts} (the language model failed)"
+    return f"extracted from {posts}"
+
+
+__all__ = ["MAX_ANSWER_CHARS", "NO_ANSWER", "Answer", "sources_label"]

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from ..errors import InputError, MathsearchError, NotFoundError
 from ..records import Topic
+from ..runs.output import check_output
 from .grades import KNOWN_RELEVANCE
 from .pool import Pool, shuffle_key, topic_order
 
@@ -150,35 +151,32 @@ def _judgement_count(path: Path) -> int:
         db.close()
 
 
-def check_pool_out(path: str | Path) -> Path:
+def _pool_problem(path: Path) -> str | None:
+    # An assessment database made here is ours; any other file is not (see check_pool_out).
+    return None if is_assessment_db(path) else "is not an assessment database made by mathsearch pool"
+
+
+def check_pool_out(path: str | Path, force: bool = False) -> Path:
     """Refuse a ``--out`` that must not be (re)written, before any pooling is done.
 
     A new path is fine (missing folders are created when written); an existing file must be an
-    assessment database made here without any judgement in it.  Anything else is refused with
-    one sentence, and nothing is changed.
+    assessment database made here (any file with ``force``), and never one that holds a judgement:
+    assessors' work is not ours to drop, even with ``force``.  Anything else is refused with one
+    sentence (:func:`mathsearch.runs.output.check_output`, the check of every output), and nothing
+    is changed.
     """
     path = Path(path)
     if path.is_dir():
         raise InputError(f"--out {path} is a folder; give the name of the assessment database to write "
                          f"(e.g. {path / 'pool.sqlite'}).")
-    if path.exists() or path.is_symlink():
-        if not path.is_file():
-            raise InputError(f"--out {path} exists and is not a regular file; refusing to write to it.")
-        if not is_assessment_db(path):
-            raise InputError(f"--out {path} exists and is not an assessment database made by mathsearch pool; "
-                             "refusing to overwrite it.")
+    if (path.exists() or path.is_symlink()) and not path.is_file():
+        raise InputError(f"--out {path} exists and is not a regular file; refusing to write to it.")
+    check_output(path, force=force, ours=_pool_problem)
+    if is_assessment_db(path):
         n = _judgement_count(path)
         if n:
             raise InputError(f"--out {path} already holds {n:,} judgement(s); refusing to replace its pool "
                              "(give another --out).")
-    else:
-        parent = path.parent
-        while not parent.exists() and parent != parent.parent:
-            parent = parent.parent
-        if not parent.is_dir():
-            raise InputError(f"--out {path}: {parent} is a file, not a folder.")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise InputError(f"--out {path}: folder {parent} is not writable.")
     return path
 
 
@@ -189,15 +187,16 @@ def create_pool_db(
     *,
     overlap: int | Sequence[str] = 0,
     meta: dict[str, str] | None = None,
+    force: bool = False,
 ) -> list[str]:
     """Write ``pool`` (and what ``topics`` say of its topics) to the assessment database ``path``.
 
     ``overlap``: the topics of the shared overlap set, or how many to draw (seeded) from the pool's
     topics.  An existing database is replaced only when :func:`check_pool_out` allows it (ours, no
-    judgements): in one transaction.  A new one is written beside and renamed into place, so a
+    judgements): in one transaction.  A new one, or another file replaced with ``force``, is written beside and renamed into place, so a
     half-written database never appears.  Returns the overlap topics.
     """
-    path = check_pool_out(path)
+    path = check_pool_out(path, force)
     by_id = {t.topic_id: t for t in topics}
     if isinstance(overlap, int):
         if overlap < 0:
@@ -209,7 +208,7 @@ def create_pool_db(
         if unknown:
             raise InputError(f"overlap topic(s) {', '.join(unknown)} are not in the pool")
     chosen = sorted(set(chosen), key=topic_order)
-    if path.exists():
+    if path.exists() and is_assessment_db(path):  # ours: replaced in one transaction
         db = _connect(path)
         db.execute("PRAGMA foreign_keys=OFF")  # the old tables are dropped in any order
         try:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..runs.output import check_output
 from .db import AssessDB, ItemRow, Judgement, check_assessor
 from .grades import GRADED
 from .pool import ANSWER, FORMULA, TASK3, topic_order
@@ -140,11 +141,11 @@ def export_qrels(db: AssessDB, out_dir: str | Path, *, prefer: str | None = None
         contents["task3_answers"] = (buf.getvalue(), len(texts))
     targets = {k: out_dir / FILES[k] for k in contents}
     for target in targets.values():
-        if target.exists() or target.is_symlink():
-            if not target.is_file():
-                raise InputError(f"{target} exists and is not a regular file; refusing to write to it")
-            if not overwrite:
-                raise InputError(f"{target} exists; give --overwrite to replace it (nothing was written)")
+        if (target.exists() or target.is_symlink()) and not target.is_file():
+            raise InputError(f"{target} exists and is not a regular file; refusing to write to it")
+        # Judgements are never replaced by surprise: the lab's qrels share these files' layout, so
+        # any existing file, ours or not, needs --force (the check of every output).
+        check_output(target, option="--out", force=overwrite, ours=lambda _: "may hold judgements")
     out_dir.mkdir(parents=True, exist_ok=True)
     for key, target in targets.items():
         text, n = contents[key]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..indexes.directory import check_index_target, write_manifest
+from ..indexes.directory import check_dense_kept, check_index_target, write_manifest
 from ..indexes.kinds import ALWAYS_BUILT, INDEX_KINDS, check_mirmu
 from ..indexes.shards import HASH, shard_name
 from ..parallel import side_by_side
@@ -129,7 +129,7 @@ def build_index(
     collection_dir: str | Path, index_dir: str | Path, progress: Progress | None = None, *, store_only: bool = False,
     optional: tuple[str, ...] = (), encoder: str | None = None, query_encoder: str | None = None,
     shards: int = 1, engine: Engine | Callable[[], Engine] | None = None, dense_plan: str = "auto",
-    dense_budget: float = 60.0, device: str = "auto",
+    dense_budget: float = 60.0, device: str = "auto", drop_dense: bool = False,
 ) -> IndexCounts:
     """Read ``collection_dir`` (ARQMath or raw dump, detected) into ``index_dir``, with search indexes
     unless ``store_only``, and the ``optional`` ones named (``("dense",)``, its vectors made by
@@ -138,9 +138,12 @@ def build_index(
     builds a sharded index and ``engine`` (or a function that makes one, e.g. ``partial(RayEngine,
     "local")``) runs the steps (:func:`build_partitioned`).  ``dense_plan`` (auto, minilm, student),
     ``dense_budget`` (minutes) and ``device`` (auto, cpu, cuda) choose how the vectors are made
-    (:mod:`.dense_plan`); long embeddings resume after an interruption (:mod:`.resume`)."""
+    (:mod:`.dense_plan`); long embeddings resume after an interruption (:mod:`.resume`).  An index
+    that holds vectors is rebuilt without them only with ``drop_dense`` (:func:`check_dense_kept`)."""
     from ..encoders.device import check_device
     from .dense_plan import check_dense_options, check_plan
+
+    check_dense_kept(index_dir, "dense" in optional and not store_only, drop_dense)
 
     if "dense" in optional:
         from .resume import check_resume_root

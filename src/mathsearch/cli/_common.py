@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import wraps
-from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..errors import InputError, MathsearchError
+from ..errors import MathsearchError
+from ..runs.output import check_output  # noqa: F401  (the commands' one output check)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,49 +57,6 @@ def _plain_flags() -> None:
 
 
 _plain_flags()
-
-
-def check_output(path: Path, inputs: Iterable[Path] = (), option: str = "--out") -> Path:
-    """Check an output file before any work is done, so a run never fails at its very end.
-
-    Refused (exit 2, one sentence naming the path): a folder, anything that exists and is not a
-    regular file (a FIFO or character device such as /dev/null or /dev/stdout is fine: writing to it
-    overwrites nothing), one of the command's input files, a path whose folder is a file, and a file
-    or folder that cannot be written.  Missing parent folders are created (the commands' --help
-    says so).  Nothing is deleted and nothing is written to ``path`` here.
-    """
-    path = Path(path)
-    if path.exists():
-        mode = path.stat().st_mode
-        if stat.S_ISDIR(mode):
-            raise InputError(f"{option} {path} is a folder; give the name of a file to write (e.g. {path / 'run.tsv'}).")
-        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
-            raise InputError(f"{option} {path} exists and is not a regular file; refusing to write to it.")
-        for inp in inputs:
-            try:
-                if inp is not None and Path(inp).exists() and path.samefile(inp):
-                    raise InputError(f"{option} {path} is also an input of this command; refusing to overwrite it.")
-            except OSError:
-                continue
-        if not os.access(path, os.W_OK):
-            raise InputError(f"{option} {path} is not writable.")
-        return path
-    parent = path.parent
-    missing = []
-    p = parent
-    while not p.exists() and p != p.parent:
-        missing.append(p)
-        p = p.parent
-    if p.exists() and not p.is_dir():
-        raise InputError(f"{option} {path}: {p} is a file, not a folder.")
-    if not os.access(p, os.W_OK | os.X_OK):
-        raise InputError(f"{option} {path}: folder {p} is not writable.")
-    if missing:
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"{option} {path}: cannot create folder {parent} ({exc.strerror}).") from None
-    return path
 
 
 def friendly_errors(func: F) -> F:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from ..answers import sources_label
 from ..searcher import Searcher
 from ._common import console, friendly_errors, print_json
 
@@ -40,7 +41,8 @@ def answer(
         err.print(f"warning: {note}", highlight=False, markup=False)
     out.print(result.text, highlight=False, markup=False)
     out.print("", highlight=False)
-    out.print(f"Sources ({result.system}, {result.mode}): {result.sources_field or 'none'}", highlight=False, markup=False)
+    out.print(f"Sources: the answer is {sources_label(result.mode, len(result.sources))} (system {result.system})"
+              + (":" if result.sources else "."), highlight=False, markup=False)
     for s in result.sources:
         out.print(f"  answer {s.post_id}  in: {s.thread_title or ''}", highlight=False, markup=False)
 

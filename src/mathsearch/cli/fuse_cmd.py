@@ -18,7 +18,9 @@ from ._common import check_output, console, friendly_errors, print_json
 def fuse_runs(
     runs: list[Path] = typer.Argument(..., help="Run files to fuse (same task)."),
     method: str = typer.Option("rrf", "--method", "-m", help="rrf, minmax, combsum or mirmu."),
-    out: Path = typer.Option(..., "--out", "-o", help="Fused run file to write (missing parent folders are created)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Fused run file to write (missing parent folders are created); "
+                             "an existing file is replaced only when it is a run file, or with --force."),
+    force: bool = typer.Option(False, "--force", help="Replace --out even when it is not a run file."),
     task: int = typer.Option(1, "--task", help="1 (TREC layout) or 2 (formula runs)."),
     weights: str | None = typer.Option(None, "--weights", help="Comma-separated weight per run (rrf, minmax, combsum)."),
     k: float = typer.Option(60.0, "--k", min=0.0, help="RRF constant (0 or more)."),
@@ -40,7 +42,7 @@ def fuse_runs(
             raise InputError(f"--weights {weights!r} should be numbers separated by commas") from None
     if w is not None and len(w) != len(runs):
         raise InputError(f"--weights gives {len(w)} weights for {len(runs)} runs")
-    check_output(out, runs)
+    check_output(out, runs, force=force)
     err = console(stderr=True)
     read = ReadReport(source=", ".join(map(str, runs)))
     scored = []

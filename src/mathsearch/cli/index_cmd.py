@@ -95,9 +95,11 @@ def index(
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="Where to build (replaced only when complete)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object of counts."),
     store_only: bool = typer.Option(False, "--store-only", help="Build the collection store only, no search indexes."),
-    dense: bool = typer.Option(False, "--dense", help="Also embed posts for dense retrieval: the plan chosen "
+    dense: bool | None = typer.Option(None, "--dense/--no-dense", show_default=False,
+                                      help="Also embed posts for dense retrieval: the plan chosen "
                                "for --dense-budget (MiniLM on every post where that fits, else the static student "
-                               "taught by MiniLM); --dense minilm / --dense student force one, --encoder NAME another."),
+                               "taught by MiniLM); --dense minilm / --dense student force one, --encoder NAME another. "
+                               "An index that holds vectors is rebuilt without them only with --no-dense."),
     dense_plan: str = typer.Option("auto", "--dense-plan", hidden=True),
     dense_budget: float = typer.Option(60.0, "--dense-budget", metavar="MINUTES", help="Time the dense part may "
                                        "take: MiniLM on every post when that fits (estimated from its rate measured "
@@ -137,7 +139,7 @@ def index(
                                  + mirmu,
                                  encoder=encoder,
                                  query_encoder=query_encoder, shards=shards, engine=_engine(ray), dense_plan=dense_plan,
-                                 dense_budget=dense_budget, device=device)
+                                 dense_budget=dense_budget, device=device, drop_dense=dense is False)
         except BaseException:  # Ctrl-C, SIGTERM, an error: say what the next run of this command resumes from
             kept = kept_vectors(index_dir)
             if kept:

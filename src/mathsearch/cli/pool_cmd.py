@@ -17,7 +17,9 @@ def pool(
     task: int = typer.Option(..., "--task", "-t", help="1 (answers; Task 3 answers join them), 2 (formulae, by "
                              "visual id) or 3 (Task 3 answers)."),
     out: Path = typer.Option(..., "--out", "-o", help="Assessment database to write (SQLite); an existing one is "
-                             "replaced only when made by mathsearch pool and holding no judgement."),
+                             "replaced only when made by mathsearch pool and holding no judgement (any other file with --force)."),
+    force: bool = typer.Option(False, "--force", help="Replace --out even when it is not an assessment database "
+                               "(never one that holds judgements)."),
     depth: int | None = typer.Option(None, "--depth", min=1, help="Primary runs' pool depth: answers (Task 1) or "
                                      "visually distinct formulae (Task 2). Default: the lab's 45 / 25 (ARQMath-3)."),
     alternate_depth: int | None = typer.Option(None, "--alternate-depth", min=1, help="Alternate runs' depth. "
@@ -46,7 +48,7 @@ def pool(
     if task == 2 and index is None and not formulas:
         raise InputError("a Task 2 pool needs the formulae's visual ids: give --index IDX or --formulas TSV")
     pool_runs = classify_runs(runs, task)
-    check_pool_out(out)
+    check_pool_out(out, force)
     err = console(stderr=True)
     read = ReadReport(source=str(topics) if topics else "")
     topic_list = read_topics(topics, None, read) if topics is not None else []
@@ -74,7 +76,7 @@ def pool(
     chosen = create_pool_db(out, built, topic_list,
                             overlap=[t.strip() for t in overlap_topics.split(",") if t.strip()] if overlap_topics else overlap,
                             meta={"runs": ",".join(str(r.path) for r in pool_runs), "topics_file": str(topics or ""),
-                                  "index": str(index or "")})
+                                  "index": str(index or "")}, force=force)
     counts = built.counts()
     for problem in read.problems[:10]:
         err.print(f"warning: skipped {problem}", highlight=False, markup=False)

@@ -18,7 +18,7 @@ def export(
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the qrels files (created if missing)."),
     assessor: str | None = typer.Option(None, "--assessor", help="Export this assessor's judgements first (default: "
                                         "each topic's first assessor)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace qrels files of the same names."),
+    overwrite: bool = typer.Option(False, "--force", "--overwrite", help="Replace qrels files of the same names."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Write the lab's qrels files that mathsearch eval reads (Task 1, Task 2 by visual and formula ids, Task 3)."""

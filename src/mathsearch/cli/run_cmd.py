@@ -23,7 +23,9 @@ def run(
                                       "extract for Task 3)."),
     topics: Path = typer.Option(..., "--topics", "-t", help="Topic XML file of the task."),
     formulas: Path | None = typer.Option(None, "--formulas", help="Topic formula TSV (adds formula ids/threads)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Run file to write (missing parent folders are created)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Run file to write (missing parent folders are created); an "
+                             "existing file is replaced only when it is a run file, or with --force."),
+    force: bool = typer.Option(False, "--force", help="Replace --out even when it is not a run file."),
     depth: int = typer.Option(1000, "--depth", min=1, help="Hits per topic (the lab allows 1,000)."),
     tag: str | None = typer.Option(None, "--tag", help="Run tag (default: the system's spec)."),
     group: str = typer.Option("mathsearch", "--group", help="Team name for the suggested run-file name."),
@@ -34,7 +36,7 @@ def run(
     """Write a run of SYSTEM over TOPICS: every topic, up to 1,000 hits each (Task 3: one answer), validated."""
     source = open_run(task, system, index_dir, topics, formulas)
     # Checked before the search: a run must not fail at its end for want of a place to write.
-    check_output(out, [topics, formulas, index_dir])
+    check_output(out, [topics, formulas, index_dir], force=force)
     err = console(stderr=True)
     read = source.read
     for problem in read.problems[:10]:

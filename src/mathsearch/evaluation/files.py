@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..readers.runs import first_line_problem
 from .categories import read_categories
 from .collection import CollectionFacts, from_formula_tsv, from_index, from_posts_xml, read_answer_texts
 from .evaluate import evaluate_runs
@@ -91,9 +92,19 @@ def collection_facts(files: EvalFiles) -> CollectionFacts | None:
     return facts
 
 
+def check_runs(runs: tuple[Path, ...] | list[Path], tasks: tuple[int, ...]) -> None:
+    """Refuse (one sentence, exit 2) a file whose first line is no run line of the task: a topics
+    XML or a qrels file given as a run would be scored as a run of zeros, a warning a line."""
+    for run in runs:
+        problems = [first_line_problem(run, t) for t in tasks]
+        if all(problems):
+            raise InputError(f"{run} is not a Task {tasks[-1]} run: its first line is not a run line ({problems[-1]}).")
+
+
 def evaluate_files(files: EvalFiles) -> EvalReport:
     """Score ``files.runs`` as ``mathsearch eval`` does (see :class:`EvalFiles`)."""
     files.check()
+    check_runs(files.runs, (1, 3) if files.sources else (files.task,))
     facts = collection_facts(files)
     test: Test = "t" if files.test == "t" else "randomisation"
     if files.sources:

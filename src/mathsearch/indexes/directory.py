@@ -121,6 +121,44 @@ def _index_groups() -> dict[str, set[str]]:
     return groups
 
 
+def dense_folders(index_dir: str | Path) -> list[Path]:
+    """The folders of ``index_dir`` (itself, or its shards) that hold dense vectors."""
+    from .shards import shard_dirs_of
+
+    root = Path(index_dir)
+    if not root.is_dir():
+        return []
+    dirs = shard_dirs_of(root, read_manifest(root)) or [root]
+    return [d for d in dirs if (d / "dense" / "manifest.json").is_file()]
+
+
+def check_dense_kept(index_dir: str | Path, builds_vectors: bool, drop_dense: bool = False) -> None:
+    """Refuse (one sentence, nothing changed) a build without vectors over an index that has them,
+    unless ``drop_dense``.  Vectors can take hours to make; keeping the old ones would be wrong when
+    the collection changed (they are keyed by post), so the choice is the user's: --dense makes them
+    again, --no-dense drops them."""
+    if builds_vectors or drop_dense:
+        return
+    held = dense_folders(index_dir)
+    if held:
+        try:
+            encoder = json.loads((held[0] / "dense" / "manifest.json").read_text()).get("encoder", {}).get("name")
+        except (OSError, ValueError, AttributeError):
+            encoder = None
+        by = f" (encoder {encoder})" if encoder else ""
+        raise InputError(f"--index {index_dir} holds dense vectors{by} that this build without --dense would drop: "
+                         "give --dense to make them again, or --no-dense to build without them (nothing was changed).")
+
+
+def _free_sibling(path: Path) -> Path:
+    """A path beside ``path`` that does not exist yet: where a new index may be built."""
+    base = path.parent / (path.stem + "-index" if path.suffix or path.is_dir() else "index")
+    candidate, n = base, 2
+    while candidate.exists():
+        candidate, n = base.with_name(f"{base.name}-{n}"), n + 1
+    return candidate
+
+
 def _within(inner: Path, outer: Path) -> bool:
     return inner == outer or outer in inner.parents
 
@@ -185,16 +223,27 @@ class IndexDirectory:
         return INDEX_KINDS[name].exists(self.index_dir)
 
     def require(self, names: Iterable[str]) -> None:
-        """Raise InputError (one sentence) naming every index of ``names`` this folder lacks."""
-        if not self.index_dir.is_dir():
-            raise InputError(f"{self.index_dir} is not an index folder: build one with `mathsearch index COLLECTION "
-                             f"--index {self.index_dir}`.")
+        """Raise InputError (one sentence) naming every index of ``names`` this folder lacks, with a
+        build command that works here (never one that ``mathsearch index`` would then refuse)."""
+        given = self.index_dir
+        if not given.is_dir() or (any(given.iterdir()) and foreign_entries(given) is None):
+            what = "does not exist" if not given.exists() else ("is a file" if not given.is_dir() else
+                                                                "is a folder of other files")
+            target = given if not given.exists() else _free_sibling(given)
+            raise InputError(f"{given} is not an index folder ({what}): build one with "
+                             f"`mathsearch index COLLECTION --index {target}`.")
         missing = [INDEX_KINDS[n] for n in dict.fromkeys(names) if not self.has(n)]
         if missing:
             noun = "index" if len(missing) == 1 else "indexes"
-            how = "; ".join(f"{k.name}: `{k.build_with}`" for k in missing)
-            raise InputError(f"{self.index_dir} lacks the {', '.join(k.name for k in missing)} {noun} needed here "
-                             f"(build with {how}).")
+            words = [k.build_with.split()[2:] for k in missing]  # ["--dense"], ["--with", "mias"], []
+            flags = []
+            if ["--dense"] in words or dense_folders(given):  # without it, a rebuild refuses to drop vectors
+                flags.append("--dense")
+            mirmu = [w[1] for w in words if w[:1] == ["--with"]]
+            if mirmu:
+                flags.append("--with " + ",".join(mirmu))
+            raise InputError(f"{given} lacks the {', '.join(k.name for k in missing)} {noun} needed here: rebuild it "
+                             f"with `mathsearch index COLLECTION --index {given}{''.join(' ' + f for f in flags)}`.")
 
     def open(self, name: str) -> Any:
         with self._opening:  # signals on several threads may ask for the same index first

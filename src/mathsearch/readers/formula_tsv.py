@@ -39,6 +39,29 @@ def _opt_int(value: str) -> int | None:
 _KINDS = {k.value: k for k in FormulaKind} | {"body": FormulaKind.QUESTION}
 
 
+class _LineRows:
+    """csv rows one physical line at a time (``line_num`` as csv.reader's).  The ARQMath TSVs hold
+    one row a line; read as one csv stream, a stray quote at the start of a damaged field would
+    swallow every row up to the next quote, unreported (found by tests/test_fuzz.py)."""
+
+    def __init__(self, fh: Any):
+        self._lines = iter(fh)
+        self.line_num = 0
+
+    def __iter__(self) -> _LineRows:
+        return self
+
+    def __next__(self) -> list[str]:
+        line = next(self._lines)
+        self.line_num += 1
+        line = line.rstrip("\r\n")
+        if '"' not in line:  # csv would split it the same, slower
+            return line.split("\t") if line else []
+        row = next(csv.reader([line], delimiter="\t"), [])
+        # A line of quotes alone ('"') is no blank line: kept whole, it is reported, not skipped.
+        return row if row not in ([], [""]) or not line.strip() else [line]
+
+
 def _rows(reader: Any, path: Path, report: ReadReport, malformed: str) -> Iterator[list[str]]:
     """The non-blank rows of a csv reader; a line csv cannot parse is reported (``reader.line_num``
     is the line of the row last given)."""
@@ -59,7 +82,7 @@ def iter_formula_tsv(path: str | Path, report: ReadReport | None = None) -> Iter
     path = Path(path)
     report = report if report is not None else ReadReport(source=str(path))
     with _open_tsv(path) as fh:
-        reader = csv.reader(fh, delimiter="\t")
+        reader = _LineRows(fh)
         nine: bool | None = None
         for row in _rows(reader, path, report, "malformed TSV line"):
             if nine is None:
@@ -101,7 +124,7 @@ def read_topic_formulas(path: str | Path, report: ReadReport | None = None) -> l
     report = report if report is not None else ReadReport(source=str(path))
     out: list[TopicFormula] = []
     with _open_tsv(path) as fh:
-        reader = csv.reader(fh, delimiter="\t")
+        reader = _LineRows(fh)
         for row in _rows(reader, path, report, "malformed topic formula line"):
             line = reader.line_num
             if row[0].strip().lower() == "id" and len(row) > 1 and row[1].strip().lower() == "topic_id":

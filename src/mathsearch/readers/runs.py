@@ -251,6 +251,42 @@ def _read_scores_lines(path: Path, task: int, report: ReadReport) -> dict[str, d
 TASK3_FIELDS = ("Query_Id", "Rank", "Score", "Run_Id", "Sources", "Answer")
 
 
+def first_line_problem(path: str | Path, task: int) -> str | None:
+    """Why the first non-empty line of ``path`` is not a run line of ``task`` (None: it is, or the
+    file is empty).  A file that is not a run at all (a topics XML, a qrels file) is told by its
+    first line, before any scoring prints a table of zeros and a warning a line."""
+    path = Path(path)
+    with _open_text(path, "run") as handle:
+        try:
+            if task == 3:
+                row = next((r for r in csv.reader(handle, delimiter="\t", quotechar='"') if any(f.strip() for f in r)), None)
+                if row is None:
+                    return None
+                if len(row) == 1:
+                    row = _task3_fields(row[0])
+                if len(row) != 6:
+                    return f"expected 6 fields ({' '.join(TASK3_FIELDS)}), found {len(row)}"
+                rank_s, score_s = row[1].strip(), row[2].strip()
+            else:
+                line = next((x for x in handle if x.strip()), None)
+                if line is None:
+                    return None
+                parsed = _parse_line(line.split(None, 5), task)
+                if isinstance(parsed, str):
+                    return parsed
+                rank_s, score_s = parsed[3], parsed[4]
+        except UnicodeDecodeError:
+            return "not UTF-8 text"
+        except csv.Error as exc:
+            return str(exc)
+    try:
+        int(rank_s)
+        float(score_s)
+    except ValueError:
+        return f"rank {rank_s[:20]!r} or score {score_s[:20]!r} is not a number"
+    return None
+
+
 def _task3_fields(line: str) -> list[str]:
     """Split one physical line that the tab-separated csv reading could not split in six."""
     # The guidelines' own example separates fields by spaces and quotes the free-text ones.

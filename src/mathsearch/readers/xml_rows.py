@@ -8,6 +8,7 @@ its number and counted, and every good row is still yielded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -58,18 +59,31 @@ def iter_xml_rows(
     report = report if report is not None else ReadReport(source=str(path))
     last_line = 0
     seen_root = False
+    open_rows: list[int] = []  # lines of the elements below the root started and not yet ended
     fh = path.open("rb")
     source = _CountingReader(fh, progress) if progress is not None else fh
     try:
         for event, elem in etree.iterparse(source, events=("start", "end"), huge_tree=True):
             if event == "start":
+                if seen_root:
+                    open_rows.append(elem.sourceline or 0)
+                    if elem.tag == "row":
+                        _stray_text(elem, path, report)
                 seen_root = True
                 continue
+            parent = elem.getparent()
+            if parent is None:  # the root's end: text after its last row
+                if len(elem):
+                    _stray_text(None, path, report, after=elem[-1])
+                continue
+            open_rows.pop()
             if elem.tag != "row":
+                if parent.getparent() is None:  # a damaged row: <rw .../>
+                    report.skip("malformed XML row", f"{path}:{elem.sourceline} (<{elem.tag}> is not a row)")
                 continue
             line = elem.sourceline or 0
             attrs = dict(elem.attrib)
-            elem.clear()
+            elem.clear(keep_tail=True)  # the text after it is looked at by the next row
             # Drop rows already handed out so the tree never grows.
             parent = elem.getparent()
             if parent is not None:
@@ -81,9 +95,32 @@ def iter_xml_rows(
     except etree.XMLSyntaxError as exc:
         if not seen_root:
             raise InputError(f"{path} is not a readable XML file: {exc.msg}") from None
+        # A row opened and never closed (<row ...> for <row .../>, or damaged: <rw ...>) holds the
+        # rows after it, which were read; it is lost: say so.  Rows after last_line are read again line by line below.
+        for line in open_rows:
+            if line <= last_line:
+                report.skip("malformed XML row", f"{path}:{line} (never closed)")
     finally:
         fh.close()
     yield from _iter_rows_by_line(path, last_line, report)
+
+
+def _stray_text(row, path: Path, report: ReadReport, after=None) -> None:
+    """Report text between rows (a damaged row that became text: ``Id="1" .../>``) at its line;
+    libxml2 reads it as the root's content and would drop it unsaid."""
+    before = row.getprevious() if row is not None else after
+    text = (before.tail if before is not None else row.getparent().text) or ""
+    if not text.strip():
+        return
+    # Counted on from the row (or root tag) before it, one line each: libxml2 turns a lone CR
+    # into a newline in the text but does not count it as a line.
+    start = before if before is not None else row.getparent()
+    line = (start.sourceline or 0) + text[: len(text) - len(text.lstrip())].count("\n")
+    report.skip("malformed XML row", f"{path}:{line} (text outside a row)")
+
+
+# Lines that are no row: the declaration, a comment or doctype, the root's start or end tag.
+_NOT_A_ROW = re.compile(rb"<\?.*\?>|<!.*>|</?[A-Za-z_][\w.-]*\s*>")
 
 
 def _iter_rows_by_line(path: Path, after_line: int, report: ReadReport) -> Iterator[tuple[int, dict[str, str]]]:
@@ -93,8 +130,8 @@ def _iter_rows_by_line(path: Path, after_line: int, report: ReadReport) -> Itera
             if number <= after_line:
                 continue
             text = raw.strip()
-            if not text or (text.startswith(b"<") and not text.startswith(b"<row")):
-                continue  # declaration, root tags, blank lines
+            if not text or _NOT_A_ROW.fullmatch(text):
+                continue  # declaration, comments, the root's tags, blank lines
             if not text.startswith(b"<row"):
                 report.skip("malformed XML row", f"{path}:{number}")
                 continue

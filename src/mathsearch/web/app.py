@@ -250,6 +250,23 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
 
+    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, ctx, status_code=status)
+
+    @app.middleware("http")
+    async def utf8_parameters(request: Request, call_next):
+        # Starlette decodes %ff as U+FFFD and the search would run on what nobody typed: refuse
+        # instead, naming the parameter (inside security_headers, which is added after it).
+        name = site.invalid_utf8_parameter(request.scope.get("query_string", b""))
+        if name is None:
+            return await call_next(request)
+        message = f"the parameter {name} is not valid UTF-8 text (its percent-encoded bytes form no characters)."
+        if site.is_api(request.url.path):
+            return JSONResponse({"detail": [{"type": "unicode_decode", "loc": ["query", name], "msg": message}]},
+                                status_code=422)
+        return page(request, "search.html", 422, q="", task=1, tasks=TASKS, max_query=MAX_QUERY, page=1,
+                    placeholder=PLACEHOLDER[1], details=False, error=message[0].upper() + message[1:])
+
     @app.middleware("http")
     async def security_headers(request: Request, call_next):
         response = await call_next(request)
@@ -303,9 +320,6 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         return _formula_json(await service.call(formula_view, service.searcher, None, formula_id))
 
     # -- pages ---------------------------------------------------------------------------------
-    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, ctx, status_code=status)
-
     def bounded(value: str, name: str, low: int, high: int, default: int) -> int:
         if value == "":
             return default

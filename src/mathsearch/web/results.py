@@ -19,6 +19,7 @@ from dataclasses import asdict
 from typing import Any
 from urllib.parse import urlencode
 
+from ..answers import sources_label
 from ..ranking import Ranking
 from ..searcher import Searcher, SearchHit, formula_query, group_by_visual_id
 from ..text.analysis import split_math
@@ -177,10 +178,12 @@ def answer_view(found: dict, q: str) -> dict:
     a = found["answer"]
     sources = [{"post_id": s["post_id"], "href": href(f"/thread/{s['post_id']}", q=q, task=3) + f"#p{s['post_id']}",
                 "title_html": text_html(s["thread_title"] or f"post {s['post_id']}", marks)} for s in a["sources"]]
+    how = sources_label(a.get("mode", "extract"), len(sources))
     if a.get("mode") == "declined":  # nothing close enough to answer from: the notice says so
         return {"answer": {"html": text_html("No answer: the nearest posts, none close to the question.", marks),
-                           "sources": sources},
+                           "sources": sources, "how": f"The answer is {how}" + (":" if sources else ".")},
                 "system": found["system"], "summary": f"No answer; {_plural(len(sources), 'nearest post')}."}
-    return {"answer": {"html": text_html(a["text"], marks, lines=True), "sources": sources},
+    return {"answer": {"html": text_html(a["text"], marks, lines=True), "sources": sources,
+                       "how": f"The answer above is {how}" + (":" if sources else ".")},
             "system": found["system"],
             "summary": f"One answer from {_plural(len(sources), 'source')}."}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -53,6 +54,19 @@ def public_message(text: str, index_dir: Path) -> str:
         if path not in (".", ""):
             text = text.replace(path, index_dir.resolve().name)
     return clip(text)
+
+
+def invalid_utf8_parameter(query_string: bytes) -> str | None:
+    """The name of the first query parameter (name or value) whose percent-decoded bytes are not
+    UTF-8 (``q=%ff%fe``), or None.  Starlette would decode them as U+FFFD and carry on."""
+    for part in query_string.split(b"&"):
+        name, _, value = part.partition(b"=")
+        for piece in (name, value):
+            try:
+                unquote_to_bytes(piece.replace(b"+", b" ")).decode("utf-8")
+            except UnicodeDecodeError:
+                return clip(unquote_to_bytes(name).decode("utf-8", errors="replace"), 40)
+    return None
 
 
 def swagger_missing() -> list[str]:
