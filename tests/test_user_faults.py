@@ -72,7 +72,8 @@ def test_a_495_level_formula_never_makes_the_page_wider_than_its_viewport(sample
                                    timeout=60_000)
             page.wait_for_timeout(300)
             assert page.evaluate("document.documentElement.scrollWidth") <= width, (q[:20], task)
-            assert page.locator(".tex-error").count() >= 1  # the raw fallback is the case that overflowed
+            if NESTED in q:  # the raw fallback is the case that overflowed (495 parentheses may typeset)
+                assert page.locator(".tex-error").count() >= 1, (q[:20], task)
 
 
 def _serve(index: Path, port: int) -> subprocess.Popen:
