@@ -14,6 +14,10 @@ QRELS = DATA / "qrels"
 RUNS = DATA / "runs"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: minutes long (builds and installs the wheel); -m 'not slow' leaves it out")
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     assert DATA.is_dir(), f"the real sample must be at {DATA}"

@@ -12,6 +12,7 @@ from conftest import DATA, TOPICS
 import mathsearch.pyterrier as ms
 from mathsearch.errors import InputError
 from mathsearch.evaluation import evaluate_ranked
+from mathsearch.ranking import ranked
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, make_system, run_system
 from mathsearch.systems import fusion as project_fusion
@@ -37,13 +38,18 @@ def test_retriever_gives_the_hits_of_mathsearch_run(sample_index, task: int, sys
     results = ms.retriever(sample_index, system).transform(frame)
     assert len(results) == len(expected) > 0
     key = "formula_id" if task == 2 else "doc_id"
-    # run_system's order per topic is the ranking order, as the frame's rows are
-    assert list(results.docno) == [getattr(h, key) for h in expected]
-    assert list(results.score) == [h.score for h in expected]
-    assert list(results.qid) == [h.query_id for h in expected]
-    assert (results.groupby("qid")["rank"].apply(lambda r: list(r) == list(range(len(r))))).all()
+    runs: dict[str, dict[str, float]] = {}
+    for h in expected:
+        runs.setdefault(h.query_id, {})[getattr(h, key)] = h.score
+    assert list(dict.fromkeys(results.qid)) == list(runs)  # the queries in the frame's order
+    for qid, group in results.groupby("qid", sort=False):
+        # each query's rows in the one ranking order (score descending, then id descending), ranks from 0
+        assert list(group.docno) == ranked(runs[qid])
+        assert list(group.score) == [runs[qid][d] for d in group.docno]
+        assert list(group["rank"]) == list(range(len(group)))
     if task == 2:
-        assert list(results.post_id) == [h.post_id for h in expected]
+        posts = {(h.query_id, h.formula_id): h.post_id for h in expected}
+        assert list(results.post_id) == [posts[q, d] for q, d in zip(results.qid, results.docno, strict=True)]
         store = SearchContext(sample_index).store
         row = results.iloc[0]
         assert row.visual_id == store.visual_id(row.docno) and row.thread_id == str(store.post(row.post_id).thread_id)

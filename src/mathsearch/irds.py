@@ -388,7 +388,11 @@ _registered: list[bool] = []
 
 def register() -> None:
     """Register the ``arqmath`` names with ir_datasets (once; nothing is read)."""
-    import ir_datasets
+    try:
+        import ir_datasets
+    except ImportError:  # the core install: one line that names the extra
+        raise ImportError("mathsearch.irds needs the pyterrier extra (ir_datasets is not installed): "
+                          "pip install 'mathsearch[pyterrier]'") from None
 
     if not _registered:
         ir_datasets.registry.register_pattern(r"^arqmath(/.*)?$", _initializer)

@@ -33,9 +33,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import ir_measures
-import pandas as pd
-import pyterrier as pt
+try:
+    import ir_measures
+    import pandas as pd
+    import pyterrier as pt
+except ImportError as exc:  # the core install: one line that names the extra
+    raise ImportError(f"mathsearch.pyterrier needs the pyterrier extra ({exc.name} is not installed): "
+                      "pip install 'mathsearch[pyterrier]'") from None
 
 from . import irds  # noqa: F401 - registers arqmath/... with ir_datasets
 from . import ranking as _ranking
