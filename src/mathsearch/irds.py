@@ -32,7 +32,7 @@ import os
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .errors import InputError
 
@@ -173,7 +173,7 @@ class _Docs:
 
         return detect_collection(self.root)
 
-    def docs_iter(self) -> Iterator[NamedTuple]:
+    def docs_iter(self) -> Iterator[Any]:
         return {"answers": self._answers, "questions": self._questions, "comments": self._comments,
                 "formulae": self._formulae}[self.kind]()
 
@@ -353,12 +353,12 @@ def build(name: str):
     root = home()
     if kind != "task":
         collection = _need(root / "collection", name, "the collection folder")
-        docs = _Docs(collection, kind)
+        collection_docs = _Docs(collection, kind)
         try:
-            docs.files  # noqa: B018 - a folder without a Posts file is refused here, not on first read
+            collection_docs.files  # noqa: B018 - a folder without a Posts file is refused here, not on first read
         except InputError as exc:
             raise ArqmathDataError(f"{name}: {exc}") from None
-        return Dataset(docs)
+        return Dataset(collection_docs)
     assert task is not None and year is not None
     topic_file = "task1" if task == 3 else f"task{task}"  # Task 3 topics are the Task 1 topics of 2022
     topics = _need(root / "topics" / f"{topic_file}-{year}.xml", name, "the topic file")
@@ -366,7 +366,7 @@ def build(name: str):
     queries = _Queries(topics, formulas if formulas.is_file() else None, task)
     qrels_path = root / "qrels" / f"task{task}-{year}.tsv"
     qrels = _Qrels(qrels_path) if year not in HELD_OUT and qrels_path.is_file() else None
-    docs = None
+    docs: _Docs | None = None
     if (root / "collection").is_dir():
         docs = _Docs(root / "collection", "formulae" if task == 2 else "answers")
     return Dataset(docs, queries, qrels)

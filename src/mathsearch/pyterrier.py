@@ -120,7 +120,7 @@ class Retriever(pt.Transformer):
 
     def __init__(self, index: str | Path, system: str, depth: int = MAX_HITS):
         self.index = Path(index)
-        self.system = make_system(system)
+        self.system: Any = make_system(system)  # a registered system (base.System)
         self.spec = spec(self.system)
         self.task = int(self.system.TASK)
         if self.task not in (1, 2):
@@ -270,7 +270,7 @@ def _rank(rows: list[dict], source: pd.DataFrame, task: int) -> pd.DataFrame:
     by_query: dict[str, dict[str, float]] = {}
     for r in rows:
         by_query.setdefault(r["qid"], {})[r["docno"]] = r["score"]
-    extra = {}
+    extra: dict[tuple[str, str], dict[str, str]] = {}
     if task == 2 and all(c in source.columns for c in TASK2_COLUMNS):
         for rec in source[["qid", "docno", *TASK2_COLUMNS]].astype(str).to_dict("records"):
             extra.setdefault((rec["qid"], rec["docno"]), {c: rec[c] for c in TASK2_COLUMNS})
@@ -433,7 +433,7 @@ def subcollection_qrels(qrels: pd.DataFrame, index: str | Path, task: int = 1) -
     if task == 2:
         from .evaluation.evaluate import prepare_judgements
 
-        judged = dict(prepare_judgements(2, judged, facts.visual_of).qrels)
+        judged = {t: dict(d) for t, d in prepare_judgements(2, judged, facts.visual_of).qrels.items()}
     kept = restrict_qrels(judged, present).qrels
     return pd.DataFrame([{"qid": q, "docno": d, "label": r} for q, docs in kept.items() for d, r in docs.items()],
                         columns=["qid", "docno", "label"])
