@@ -17,6 +17,19 @@ fi
 if "$VENV/bin/python" -c "import torch" 2>/dev/null || "$VENV/bin/python" -c "import pandas" 2>/dev/null; then
   echo "smoke_core: $VENV is not a core install (torch or pandas importable)" >&2; exit 1
 fi
+# The pyterrier extra stays out of the core: neither PyTerrier nor ir_datasets is installed, and
+# mathsearch.pyterrier / mathsearch.irds say in one line which extra they need.
+if "$VENV/bin/python" -c "import pyterrier" 2>/dev/null || "$VENV/bin/python" -c "import ir_datasets" 2>/dev/null; then
+  echo "smoke_core: $VENV is not a core install (pyterrier or ir_datasets importable)" >&2; exit 1
+fi
+for module in mathsearch.pyterrier mathsearch.irds; do
+  if msg=$("$VENV/bin/python" -c "import $module" 2>&1); then
+    echo "smoke_core: import $module worked without the pyterrier extra" >&2; exit 1
+  fi
+  if ! tail -n 1 <<<"$msg" | grep -q "pip install 'mathsearch\[pyterrier\]'"; then
+    echo "smoke_core: import $module without the extra should name it; it said: $msg" >&2; exit 1
+  fi
+done
 MS="$VENV/bin/mathsearch"
 WORK=$(mktemp -d -t mathsearch-core-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

@@ -43,7 +43,7 @@ TIER_SIGNS = {
 }
 SLOW_TIERS = ("browser", "ray", "dense", "docs")
 # Files whose every test is slow for another reason (measured: tens of seconds each on two cores).
-SLOW_FILES = frozenset({"test_types.py", "test_wheel.py", "test_mirmu_golden.py", "test_mirmu_systems.py"})
+SLOW_FILES = frozenset({"test_types.py", "test_wheel.py", "test_docs_pyterrier.py", "test_mirmu_golden.py", "test_mirmu_systems.py"})
 
 
 def _sources(item: pytest.Item) -> str:
