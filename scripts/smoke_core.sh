@@ -17,6 +17,9 @@ fi
 if "$VENV/bin/python" -c "import torch" 2>/dev/null || "$VENV/bin/python" -c "import pandas" 2>/dev/null; then
   echo "smoke_core: $VENV is not a core install (torch or pandas importable)" >&2; exit 1
 fi
+# The package's own build step compiled the formula core (setup.py, Cython) into this venv.
+"$VENV/bin/python" -c "from mathsearch import _compiled; s = _compiled.status(); assert set(s.values()) == {'compiled'}, s" \
+  || { echo "smoke_core: the compiled core was not built by pip install (see the warning above)" >&2; exit 1; }
 MS="$VENV/bin/mathsearch"
 WORK=$(mktemp -d -t mathsearch-core-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
