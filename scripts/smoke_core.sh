@@ -30,6 +30,9 @@ for module in mathsearch.pyterrier mathsearch.irds; do
     echo "smoke_core: import $module without the extra should name it; it said: $msg" >&2; exit 1
   fi
 done
+# The package's own build step compiled the formula core (setup.py, Cython) into this venv.
+"$VENV/bin/python" -c "from mathsearch import _compiled; s = _compiled.status(); assert set(s.values()) == {'compiled'}, s" \
+  || { echo "smoke_core: the compiled core was not built by pip install (see the warning above)" >&2; exit 1; }
 MS="$VENV/bin/mathsearch"
 WORK=$(mktemp -d -t mathsearch-core-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

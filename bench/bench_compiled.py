@@ -1,0 +1,212 @@
+"""The compiled core beside the pure-Python reference, paired in one run (setup.py, mathsearch._compiled).
+
+    python bench/bench_compiled.py --index INDEX_DIR [--rounds 2] [--formulae 5000] [--queries 40]
+
+INDEX_DIR holds a collection store (``mathsearch index DIR --index INDEX_DIR --store-only``; e.g. a
+collection from ``bench/make_collection.py --answers 100000``) and, for the Task 1 row, a text index
+(else that row is skipped and says so).  Every measurement runs in a fresh process, once with
+``MATHSEARCH_PURE_PYTHON=1`` and once without, the two alternating round by round (pure, compiled,
+compiled, pure, ...) so that load from other work on a shared machine falls on both alike.  Rows:
+
+* parse + tuple extraction: distinct formulae of the store analysed as the index build does
+  (SLT, OPT, visual key, the four token families, hashing), formulae per CPU second;
+* formula index build: ``build_formula_index`` into a scratch folder (wall and CPU seconds, the
+  analysis workers' CPU included);
+* Task 2 ``formula`` (without its text boost) and Task 1 ``ours:dense=False`` queries over the
+  2020+2021 topics: median and p95 milliseconds per query, wall and CPU of the process (on a shared
+  machine the CPU figure is the steadier one; the first query of each system warms up).
+
+Each process checks which path it ran (``_compiled.status()``); the build rows also compare the
+two indexes' arrays byte for byte and print whether they are identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath"
+PATHS = ("pure", "compiled")
+
+
+def phase_analyse(index: Path, limit: int) -> dict:
+    from mathsearch.indexes.formula import build
+    from mathsearch.store import Store
+
+    latex: dict[str, None] = {}
+    with Store.open(index) as store:
+        for f in store.iter_formulas():
+            latex.setdefault(f.latex)
+            if len(latex) >= limit:
+                break
+    todo = list(latex)
+    cpu, wall = time.process_time(), time.perf_counter()
+    for i in range(0, len(todo), build.CHUNK):
+        build._analyze_chunk(todo[i:i + build.CHUNK])
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return {"formulae": len(todo), "cpu_s": cpu, "wall_s": wall, "per_cpu_s": len(todo) / cpu}
+
+
+def phase_build(index: Path, out: Path) -> dict:
+    import resource
+
+    from mathsearch.indexes.formula import build_formula_index
+    from mathsearch.store import Store
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    with Store.open(index) as store:
+        counts = build_formula_index(store, out)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = time.process_time() - cpu + children.ru_utime + children.ru_stime
+    digest = hashlib.sha256()
+    for p in sorted((out / "formula").iterdir()):
+        digest.update(p.name.encode() + p.read_bytes())
+    return {"wall_s": time.perf_counter() - wall, "cpu_s": cpu, "visual": counts["formula_visual"],
+            "postings": counts["formula_postings"], "sha256": digest.hexdigest()}
+
+
+def phase_query(index: Path) -> dict:
+    from mathsearch.errors import InputError
+    from mathsearch.readers.topics import read_topics
+    from mathsearch.systems import SearchContext, SearchQuery, make_system
+
+    out = {}
+    ctx = SearchContext(index)
+    for task, name in ((2, "formula:config=" + str(_no_text_config())), (1, "ours:dense=False")):
+        topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task{task}-{year}.xml")]
+        system = make_system(name)
+        try:
+            system.search(ctx, SearchQuery.from_topic(topics[0]))  # warm the page cache and imports
+        except InputError as exc:  # e.g. no text index: say so, go on
+            out[f"task{task}"] = {"skipped": str(exc)}
+            continue
+        ms, cpu_ms = [], []
+        digest = hashlib.sha256()
+        for topic in topics:
+            started, cpu = time.perf_counter(), time.process_time()
+            ranking = system.search(ctx, SearchQuery.from_topic(topic))
+            ms.append((time.perf_counter() - started) * 1000)
+            cpu_ms.append((time.process_time() - cpu) * 1000)
+            digest.update(repr(sorted(ranking.items())).encode())
+        out[f"task{task}"] = {"queries": len(ms), "median_ms": statistics.median(ms),
+                              "p95_ms": statistics.quantiles(ms, n=20)[-1], "cpu_median_ms": statistics.median(cpu_ms),
+                              "cpu_p95_ms": statistics.quantiles(cpu_ms, n=20)[-1], "sha256": digest.hexdigest()}
+    return out
+
+
+def _no_text_config() -> Path:
+    """The packaged formula.toml with the thread text boost off (formula structure alone)."""
+    text = (Path(__file__).resolve().parents[1] / "src" / "mathsearch" / "systems" / "formula.toml").read_text()
+    path = Path(tempfile.gettempdir()) / "formula-no-text.toml"
+    path.write_text(text.replace("[text]\nweight = ", "[text]\nweight = 0.0 # ", 1))
+    return path
+
+
+def _child(path: str, phase: str, *args: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "MATHSEARCH_PURE_PYTHON"}
+    if path == "pure":
+        env["MATHSEARCH_PURE_PYTHON"] = "1"
+    done = subprocess.run([sys.executable, __file__, "--phase", phase, *args], env=env, check=True,
+                          capture_output=True, text=True)
+    result = json.loads(done.stdout.splitlines()[-1])
+    want = "python" if path == "pure" else "compiled"
+    if set(result.pop("status").values()) != {want}:
+        raise SystemExit(f"bench_compiled: the {path} process did not run {want} code (build the extension: "
+                         "python setup.py build_ext --inplace)")
+    return result
+
+
+def _order(rounds: int) -> list[str]:
+    """pure, compiled, compiled, pure, ...: each path first as often as second."""
+    return [p for r in range(rounds) for p in (PATHS if r % 2 == 0 else PATHS[::-1])]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--rounds", type=int, default=2, help="runs of each path per row (alternating)")
+    ap.add_argument("--formulae", type=int, default=5000, help="distinct formulae of the analysis row")
+    ap.add_argument("--skip", default="", help="rows to leave out: analyse,build,query (comma-separated)")
+    ap.add_argument("--json", type=Path, help="also write every run's figures here")
+    ap.add_argument("--phase", help=argparse.SUPPRESS)
+    ap.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.phase:  # a child: one measurement on the path its environment selects
+        from mathsearch import _compiled
+
+        if args.phase == "analyse":
+            result = phase_analyse(args.index, args.formulae)
+        elif args.phase == "build":
+            result = phase_build(args.index, Path(args.rest[0]))
+        else:
+            result = phase_query(args.index)
+        print(json.dumps({**result, "status": _compiled.status()}))
+        return 0
+
+    skip = set(filter(None, args.skip.split(",")))
+    runs: dict[str, dict[str, list[dict]]] = {}
+    for path in _order(args.rounds):
+        if "analyse" not in skip:
+            runs.setdefault("analyse", {}).setdefault(path, []).append(
+                _child(path, "analyse", "--index", str(args.index), "--formulae", str(args.formulae)))
+        if "build" not in skip:
+            scratch = Path(tempfile.mkdtemp(prefix=f"bench-compiled-{path}-"))
+            try:
+                runs.setdefault("build", {}).setdefault(path, []).append(
+                    _child(path, "build", "--index", str(args.index), str(scratch)))
+            finally:
+                shutil.rmtree(scratch)
+        if "query" not in skip:
+            runs.setdefault("query", {}).setdefault(path, []).append(_child(path, "query", "--index", str(args.index)))
+        print(f"  {path} round done", file=sys.stderr, flush=True)
+
+    def med(row: str, path: str, key: str, sub: str | None = None) -> float:
+        vals = [(r[sub] if sub else r)[key] for r in runs[row][path]]
+        return statistics.median(vals)
+
+    print(f"\nindex {args.index}, {args.rounds} rounds per path, alternating; medians over rounds\n")
+    print("| measure | pure Python | compiled | ratio |")
+    print("|---|---:|---:|---:|")
+    if "analyse" in runs:
+        p, c = med("analyse", "pure", "per_cpu_s"), med("analyse", "compiled", "per_cpu_s")
+        n = runs["analyse"]["pure"][0]["formulae"]
+        print(f"| parse + tuple extraction, formulae per CPU s ({n:,} distinct) | {p:,.0f} | {c:,.0f} | {c / p:.2f}x |")
+    if "build" in runs:
+        b = runs["build"]
+        for key, label in (("wall_s", "wall s"), ("cpu_s", "CPU s")):
+            p, c = med("build", "pure", key), med("build", "compiled", key)
+            print(f"| formula index build, {label} ({b['pure'][0]['visual']:,} visual formulae) | {p:.1f} | {c:.1f} | {p / c:.2f}x |")
+        same = len({r["sha256"] for rs in b.values() for r in rs}) == 1
+        print(f"| formula index arrays identical (sha256 over all files, every run) | | | {'yes' if same else 'NO'} |")
+    if "query" in runs:
+        q = runs["query"]
+        for task in ("task2", "task1"):
+            first = q["pure"][0][task]
+            if "skipped" in first:
+                print(f"| {task}: skipped ({first['skipped']}) | | | |")
+                continue
+            name = "Task 2 formula (no text boost)" if task == "task2" else "Task 1 ours:dense=False"
+            for key in ("median_ms", "p95_ms", "cpu_median_ms", "cpu_p95_ms"):
+                p, c = med("query", "pure", key, task), med("query", "compiled", key, task)
+                label = key.replace("_ms", "").replace("cpu_", "CPU ").replace("median", "median ms").replace("p95", "p95 ms")
+                if not key.startswith("cpu"):
+                    label = "wall " + label
+                print(f"| {name}, {label} ({first['queries']} topics) | {p:.1f} | {c:.1f} | {p / c:.2f}x |")
+            same = len({r[task]["sha256"] for rs in q.values() for r in rs}) == 1
+            print(f"| {name}: rankings identical (ids and scores, every run) | | | {'yes' if same else 'NO'} |")
+    if args.json:
+        args.json.write_text(json.dumps(runs, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

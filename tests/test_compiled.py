@@ -1,0 +1,136 @@
+"""The compiled core (setup.py, mathsearch._compiled): the same index and the same scores as the
+pure-Python reference, and an install without a compiler that falls back to it with one warning."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mathsearch import _compiled
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "arqmath"
+BUILD_HINT = "build the compiled core first: python setup.py build_ext --inplace (or pip install -e .)"
+
+# One process per path: builds the sample's formula index beside the shared text index and store,
+# then runs the Task 2 systems and Task 1's formula signal; prints which path ran.
+CHILD = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from mathsearch import _compiled
+    from mathsearch.indexes.formula import build_formula_index
+    from mathsearch.readers.topics import read_topics
+    from mathsearch.store import Store
+    from mathsearch.systems import SearchContext, make_system, run_rankings
+    from mathsearch.systems.formula import formula_config
+
+    index, topics1, topics2, out = map(Path, sys.argv[1:5])
+    with Store.open(index) as store:
+        build_formula_index(store, index, workers=1)
+    ctx = SearchContext(index)
+    result = {"status": _compiled.status(), "runs": {}}
+    for name in ("formula", "tangent-s-formula"):
+        run = run_rankings(make_system(name), ctx, read_topics(topics2))
+        # repr: a float's shortest round-trip text, so equal text means equal to the last bit
+        result["runs"][name] = {q: [[d, repr(r[d])] for d in r.ordered()] for q, r in run.items()}
+    ix, scoring = ctx.formula, formula_config().scoring
+    result["task1"] = {t.topic_id: [[a, repr(s)] for a, s in
+                                    ix.answers_by_best_formula(ix.query(t.formulas[0].latex), scoring, 200, 100).items()]
+                       for t in read_topics(topics1)[:20] if t.formulas}
+    out.write_text(json.dumps(result))
+""")
+
+
+def _run_path(sample_index: Path, work: Path, pure: bool) -> tuple[dict, Path]:
+    """The sample's index with its formula part rebuilt by one path, and what that path returned."""
+    index = work / "index"
+    index.mkdir(parents=True)
+    for entry in sample_index.iterdir():  # the store and text index are shared, read-only
+        if entry.name != "formula":
+            (index / entry.name).symlink_to(entry)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env.pop(_compiled.ENV, None)
+    if pure:
+        env[_compiled.ENV] = "1"
+    out = work / "result.json"
+    subprocess.run([sys.executable, "-c", CHILD, str(index), str(DATA / "topics" / "task1-2020.xml"),
+                    str(DATA / "topics" / "task2-2020.xml"), str(out)], env=env, check=True, timeout=1800)
+    return json.loads(out.read_text()), index / "formula"
+
+
+@pytest.fixture(scope="module")
+def both_paths(sample_index: Path, tmp_path_factory: pytest.TempPathFactory):
+    work = tmp_path_factory.mktemp("compiled")
+    return _run_path(sample_index, work / "pure", pure=True), _run_path(sample_index, work / "compiled", pure=False)
+
+
+def test_each_path_runs_what_it_says(both_paths):
+    (pure, _), (compiled, _) = both_paths
+    assert set(pure["status"].values()) == {"python"}, pure["status"]
+    assert set(compiled["status"].values()) == {"compiled"}, f"{compiled['status']}: {BUILD_HINT}"
+
+
+def test_the_formula_index_is_byte_identical(both_paths):
+    (_, pure_dir), (_, compiled_dir) = both_paths
+    names = sorted(p.name for p in pure_dir.iterdir())
+    assert names == sorted(p.name for p in compiled_dir.iterdir())
+    assert "post_doc.npy" in names and "tok_hash.npy" in names
+    for name in names:
+        assert (pure_dir / name).read_bytes() == (compiled_dir / name).read_bytes(), name
+    assert len(np.load(pure_dir / "tok_hash.npy")) > 10_000  # the sample's vocabulary, not an empty index
+
+
+def test_query_results_are_equal_to_the_last_digit(both_paths):
+    (pure, _), (compiled, _) = both_paths
+    for name in ("formula", "tangent-s-formula"):
+        assert pure["runs"][name] == compiled["runs"][name], name
+        assert sum(len(r) for r in pure["runs"][name].values()) > 1000
+    assert pure["task1"] == compiled["task1"] and sum(len(r) for r in pure["task1"].values()) > 100
+
+
+def test_an_install_without_a_compiler_falls_back_with_one_warning(tmp_path):
+    """The build step in a copy of the project with a C compiler that always fails."""
+    copy = tmp_path / "project"
+    shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(
+        ".git", ".venv*", "node_modules", "build", "site", "*.so", "__pycache__", ".*_cache", "static"))
+    env = {**os.environ, "CC": "/bin/false", "LDSHARED": "/bin/false -shared"}
+    env.pop(_compiled.ENV, None)
+    done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=copy, env=env,
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in (done.stdout + done.stderr).splitlines() if "mathsearch: WARNING" in line]
+    assert len(warnings) == 1 and "pure-Python path" in warnings[0], done.stdout + done.stderr
+    assert not list((copy / "src").rglob("*.so"))
+    # ...and the package runs from there, on the pure-Python path, and parses and scores formulae.
+    probe = ("from mathsearch import _compiled; from mathsearch.formula import FormulaAnalyzer, similarity;"
+             "a = FormulaAnalyzer(); s = similarity(a.analyze('x^2+y^2'), a.analyze('a^2+b^2'));"
+             "print(_compiled.is_compiled(), round(s, 6), len(a.analyze('x^2+y^2').opt_tokens))")
+    ran = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                         env={**env, "PYTHONPATH": str(copy / "src")}, timeout=300, check=True)
+    flag, score, n_tokens = ran.stdout.split()
+    assert flag == "False" and 0.2 < float(score) < 1.0 and int(n_tokens) > 4
+
+
+def test_a_stale_extension_is_not_run(tmp_path):
+    """A source edited (or checked out) after the build runs as its .py, never as the old build."""
+    source = tmp_path / "slt.py"
+    source.write_text("x = 1\n")
+    built = tmp_path / "slt.cpython-311-x86_64-linux-gnu.so"
+    built.write_bytes(b"")
+    now = source.stat().st_mtime
+    os.utime(built, (now, now))
+    assert not _compiled._stale(source)  # built with this source
+    os.utime(source, (now + 2, now + 2))
+    assert not _compiled._stale(source)  # an install writes the two a moment apart
+    os.utime(source, (now + _compiled.STALE_AFTER_S + 60, now + _compiled.STALE_AFTER_S + 60))
+    assert _compiled._stale(source)  # edited after the build
+    built.unlink()
+    assert not _compiled._stale(source)  # no build at all: the normal import finds the .py
