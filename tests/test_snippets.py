@@ -107,6 +107,30 @@ def test_158595_latexml_leftovers_are_gone(sample_index):
     assert "3=1+1+1&\\displaystyle \\Longrightarrow 1\\times 1" in latex
 
 
+def test_2269455_macros_the_post_defines_come_along(sample_index):
+    """A formula using \\pars, which the post's first span defines: the definitions come first in
+    the snippet (they typeset as nothing; without them MathJax refuses the formula)."""
+    body = store_of(sample_index).post(2269455).body
+    atoms = post_atoms(body)
+    defs = next(a for a in atoms if a.formula and "\\newcommand{\\pars}" in a.text)
+    used = [a for a in atoms if a.formula and "\\pars" in a.text and a is not defs]
+    assert len(defs.text) > 400 and used  # a definition longer than any formula a snippet shows
+    for a in used[:3]:
+        s = post_snippet(body, (), anchor=a.text)
+        assert_whole(s, body)
+        shown = formulae_of(s)
+        assert shown[0] == tex_shown(defs.text) and tex_shown(a.text) in shown
+
+
+def test_837594_latexml_debris_is_dropped(sample_index):
+    body = store_of(sample_index).post(837594).body
+    broken = next(a for a in post_atoms(body) if a.formula and "\\end{document}" in a.text)
+    assert tex_shown(broken.text).endswith("\\cdot{3^{n-k}}")  # "$\\par\\end{document}}" dropped
+    s = post_snippet(body, (), anchor_id=broken.formula_id)
+    assert_whole(s, body)
+    assert "\\end{document}" not in s
+
+
 def test_every_answer_of_the_sample(sample_index):
     """A snippet of any answer, around any word or none, reads back as whole formulae of the post."""
     checked = 0

@@ -58,13 +58,20 @@ _ENTITY = re.compile(r"&(?:%\s*)?(amp|lt|gt|quot|apos|nbsp|#39|#34);")
 _CELL_ENTITY = re.compile(r"(?:\\hfil\s*)?&(?:%\s*)?\\displaystyle\s*(lt|gt);")
 _CELL_AMP = re.compile(r"(&\s*\$?\s*(?:\\displaystyle\s*)?)amp;")
 _COMMENT = re.compile(r"(\\[a-zA-Z]+)(%\s*)?|\\[^a-zA-Z]|%\s*")
+# LaTeXML's failures leave debris holding a "$" (answers/passages.py drops it too): "...$\par\end{document}"
+_DEBRIS = re.compile(r"\s*\$\s*\\par\s*\\end\{document\}.*$|\\qvar@construct\{\$\}\\par", re.S)
+# A formula that defines macros (a post's first span often does) and the names it defines.
+_DEFINED = re.compile(r"\\(?:(?:re)?newcommand|DeclareMathOperator\*?)\s*\{?\s*\\([A-Za-z]+)|\\def\s*\\([A-Za-z]+)")
 
 
 def tex_shown(latex: str) -> str:
     """``latex`` as the page typesets it (``static/texcompat.js``: prepareTex's first steps): a ``%``
     and the spaces after it taken out (LaTeXML's line continuations: ``\\frac{1}{2% ^{n}}`` is
-    ``\\frac{1}{2^{n}}``; ``\\%`` is a percent sign and stays), then HTML entities decoded, also
+    ``\\frac{1}{2^{n}}``; ``\\%`` is a percent sign and stays; LaTeXML's failure debris
+    ``$\\par\\end{document}`` dropped, as in answers), then HTML entities decoded, also
     twice-escaped ones and LaTeXML's ``&\\displaystyle amp;`` cells (``&amp;`` half decoded)."""
+    if "\\par" in latex or "\\qvar" in latex:
+        latex = _DEBRIS.sub("", latex)
     if "%" in latex:
         latex = _COMMENT.sub(lambda m: (m.group(1) + " " if m.group(2) else m.group(1)) if m.group(1)
                              else (m.group(0) if m.group(0).startswith("\\") else ""), latex)
@@ -145,6 +152,10 @@ def _shown(atom: Atom, width: int, anchor: bool = False) -> tuple[str, int]:
     """What an atom puts in a snippet, and how much of the width it takes."""
     if not atom.formula:
         return _word_text(atom.text), len(atom.text)
+    if len(atom.text) <= LONG_ANCHOR and _DEFINED.search(atom.text):  # macros: typeset as nothing, needed whole
+        written = formula_text(tex_shown(atom.text))
+        if written is not None:
+            return written, 0
     if len(atom.text) > (LONG_ANCHOR if anchor else LONG_FORMULA):
         long = f"[formula, {len(atom.text):,} characters]"
         return long, len(long)
@@ -208,15 +219,33 @@ def snippet_of(atoms: list[Atom], words: Collection[str] = (), width: int = WIDT
     while start > 0 and used + cost(start - 1) <= width:  # the post ended: more before
         start -= 1
         used += cost(start)
-    parts: list[str] = []
+    defs = _definitions(atoms, start, end)
+    parts: list[str] = [" ".join(defs)] if defs else []
     for i in range(start, end):
         text = memo[i][0]
-        if i > start:
+        if parts:
             # two formulae, or a word ending in "\" and a formula, are kept apart ("$a$$b$" is no pair)
-            gap = atoms[i].space or (atoms[i].formula and (atoms[i - 1].formula or parts[-1].endswith("\\")))
+            gap = atoms[i].space or (atoms[i].formula and (i == start or atoms[i - 1].formula or parts[-1].endswith("\\")))
             parts.append(" " if gap else "")
         parts.append(text)
     return (ELLIPSIS if start else "") + "".join(parts) + (ELLIPSIS if end < len(atoms) else "")
+
+
+def _definitions(atoms: list[Atom], start: int, end: int) -> list[str]:
+    """The post's formulae before ``start`` that define a macro a formula of ``start:end`` uses
+    (``\\newcommand{\\pars}``...): put first in the snippet, where they typeset as nothing, so that
+    the formulae using them typeset as on the thread page."""
+    defs = [a for a in atoms[:start] if a.formula and ("command" in a.text or "\\def" in a.text or "Declare" in a.text)]
+    if not defs:
+        return []
+    used = "".join(a.text for a in atoms[start:end] if a.formula)
+    out: list[str] = []
+    for a in defs:
+        names = [m.group(1) or m.group(2) for m in _DEFINED.finditer(a.text)]
+        written = formula_text(tex_shown(a.text)) if len(a.text) <= LONG_ANCHOR else None
+        if written and any(re.search(rf"\\{n}(?![A-Za-z])", used) for n in names):
+            out.append(written)
+    return out
 
 
 def post_snippet(body_html: str, words: Collection[str] = (), width: int = WIDTH, anchor: str | None = None,
