@@ -154,22 +154,26 @@ class Searcher:
     def load_models(self, tasks: tuple[int, ...] = (1, 2, 3)) -> list[str]:
         """Open the indexes and load the query encoders that the default system of each of ``tasks``
         needs (Task 3: the Task 1 ranking it draws from), encoding one query so that the first search
-        pays for nothing; the names of the encoders loaded.  A server calls it before it says it is
-        serving; the CLI never does (a search loads only what its own system needs, when it needs it)."""
+        pays for nothing; the names of the encoders they need (loaded now, or before in this
+        process).  A server calls it before it says it is serving; the CLI never does (a search
+        loads only what its own system needs, when it needs it)."""
         specs = [self.system_for(t) for t in tasks if t in (1, 2)]
         if 3 in tasks:
             base = self.answer_base()
             specs += [base] if base is not None else []
         needed: set[str] = set()
         for name in specs:
-            needed.update(n for n in needs_of(make_system(name)) if self.ctx.has(n))
+            sys_obj = make_system(name)
+            needed.update(n for n in needs_of(sys_obj) if self.ctx.has(n))
+            config_for = getattr(sys_obj, "config_for", None)  # (ours: what it runs follows the index)
+            if callable(config_for):
+                needed.update(n for n in config_for(self.index_dir).needs() if self.ctx.has(n))
         for name in sorted(needed):
             self.ctx.open(name)
-        if "dense" in needed:
-            self.ctx.dense.encode("warm up")  # (torch's first call costs more than the next ones)
-        from .encoders import loaded_encoders
-
-        return loaded_encoders()
+        if "dense" not in needed:
+            return []
+        self.ctx.dense.encode("warm up")  # (torch's first call costs more than the next ones)
+        return [str(getattr(self.ctx.dense.query_encoder(), "name", "dense"))]
 
     def search(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
                tags: tuple[str, ...] = ()) -> SearchResult:
