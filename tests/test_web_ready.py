@@ -17,8 +17,8 @@ from test_search_golden import make_dump
 from web_support import chromium, serve
 
 from mathsearch import encoders
+from mathsearch.building import build_index
 from mathsearch.encoders import builtin
-from mathsearch.indexes.build import build_index
 from mathsearch.searcher import Searcher
 from mathsearch.web.app import create_app
 

@@ -22,11 +22,10 @@ from .formula.wildcards import has_variables, match, query_variables
 from .formula.wildcards import to_latex as wildcard_latex
 from .ranking import Ranking
 from .readers.snippets import post_snippet
-from .systems import Answerer, Ranker, SearchContext, SearchQuery, needs_of, resolve, spec
+from .systems import Answerer, Ranker, SearchContext, SearchQuery, make_system, needs_of, resolve, spec
 from .systems.closeness import NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence
 from .systems.runner import top
 from .text.analysis import formula_key, split_math
-from .text.dollar_math import find_math
 from .text.filters import QueryFilters, parse_filters
 from .text.plainmath import annotate, to_latex
 
