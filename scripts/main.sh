@@ -13,13 +13,25 @@ bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
 echo "== 1. index $COLLECTION"
-# The sample: MiniLM vectors of every post (about 7 minutes with two cores; the rest of the index
-# takes 16 s), named rather than left to --dense's plan, which on a busy machine would choose the
-# student (the README's tables are MiniLM's).  Another collection: --dense chooses (MiniLM where it
-# fits an hour, else the static student in the same command) and says which before the long steps.
-PLAN=minilm
-[ $# -ge 1 ] && PLAN=auto
-mathsearch index "$COLLECTION" --index index --dense "$PLAN" --json || [ $? -eq 1 ]  # 1: built, some rows skipped
+# What it costs (the sample, two cores): about 9 min idle, of which MiniLM embedding the 6,164 posts
+# is about 5 (~22 posts/s) and the rest of the index under a minute; 31 min was measured when eight
+# jobs shared the two cores (MiniLM at 1.6-4.7 posts/s: 24 min of indexing).  DENSE chooses the
+# vectors: auto (the default) lets `index --dense` measure MiniLM's rate on the first posts and take
+# MiniLM where it fits DENSE_BUDGET minutes (default 20), else the static student taught by MiniLM,
+# and print that choice with its estimate before the long steps (on the sample the student's teacher
+# embeds every post: it saves time only on a larger collection); minilm forces MiniLM (the README's
+# tables are MiniLM's); none builds no vectors (ours then runs lexical, as ours:dense=False: the
+# quickest on a busy machine).
+DENSE=${DENSE:-auto}
+DENSE_BUDGET=${DENSE_BUDGET:-20}
+case "$DENSE" in
+  none) DENSE_ARGS=() ;;
+  auto|minilm|student) DENSE_ARGS=(--dense "$DENSE" --dense-budget "$DENSE_BUDGET") ;;
+  *) echo "DENSE must be auto, minilm, student or none, not $DENSE" >&2; exit 2 ;;
+esac
+echo "   vectors: DENSE=$DENSE (budget $DENSE_BUDGET min; set DENSE=minilm, student or none to choose)"
+mathsearch index "$COLLECTION" --index index "${DENSE_ARGS[@]}" --json || [ $? -eq 1 ]  # 1: built, some rows skipped
+echo "   indexed in $((SECONDS / 60)) min $((SECONDS % 60)) s"
 
 mkdir -p "$OUT"
 echo "== 2. Task 1 runs on the $YEAR topics"
@@ -55,4 +67,5 @@ mathsearch search --index index 'Why does the harmonic series $\sum_{n=1}^{\inft
 mathsearch answer --index index 'Why does the harmonic series $\sum_{n=1}^{\infty}\frac{1}{n}$ diverge?'
 mathsearch search --index index --task 2 '$\sum_{n=1}^{\infty}\frac{1}{n^2}$' --top 5
 
+echo "== done in $((SECONDS / 60)) min $((SECONDS % 60)) s"
 echo "== 6. the search page: mathsearch serve --index index   (then open http://127.0.0.1:8000/ ; the API page is at /docs, its schema at /openapi.json)"

@@ -21,58 +21,18 @@ from .formula.opt import ONode
 from .formula.wildcards import has_variables, match, query_variables
 from .formula.wildcards import to_latex as wildcard_latex
 from .ranking import Ranking
-from .systems import Answerer, Ranker, SearchContext, SearchQuery, needs_of, resolve, spec
+from .readers.snippets import post_snippet
+from .systems import Answerer, Ranker, SearchContext, SearchQuery, make_system, needs_of, resolve, spec
 from .systems.closeness import NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence
 from .systems.runner import top
 from .text.analysis import formula_key, split_math
-from .text.dollar_math import find_math
 from .text.filters import QueryFilters, parse_filters
 from .text.plainmath import annotate, to_latex
 
 FILTER_DEPTH = 1000  # hits ranked before filters keep the first k: a filter rarer than that finds fewer
 MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet is cut at 200
 MAX_MATCHED = 10  # matched formulae listed per hit
-
-
-LONG_FORMULA = 200  # characters: a longer formula stands in a snippet as "[formula, N characters]"
-
-
-def snippet(text: str, words: set[str], width: int = 200, anchor: str | None = None) -> str:
-    """The stretch of ``text`` around the formula ``anchor`` (``$anchor$`` in the text) or else the
-    first query word it holds, on one line, cut between words and never inside a formula.
-
-    A formula crossing an end of the stretch is kept whole when it is at most ``width`` characters,
-    else left out; a formula of more than LONG_FORMULA characters inside it stands as
-    ``[formula, N characters]``, so a 1 MB formula never makes a 1 MB snippet.
-    """
-    flat = " ".join(text.split())
-    low = flat.lower()
-    at = flat.find(f"${' '.join(anchor.split())}$") if anchor else -1
-    if at < 0:
-        at = min((i for w in words if len(w) > 2 and (i := low.find(w)) >= 0), default=0)
-    start = max(0, at - width // 3)
-    if start and flat[start - 1] != " ":  # begin at a word
-        nxt = flat.find(" ", start)
-        start = nxt + 1 if 0 <= nxt < at else start
-    end = min(len(flat), start + width)
-    if end < len(flat) and flat[end] != " ":  # end after a word
-        prev = flat.rfind(" ", start, end)
-        end = prev if prev > start else end
-    spans = find_math(flat, is_html=False) if "$" in flat else []
-    for s, e, _ in spans:
-        if s < start < e:
-            start = s if e - s <= width else e
-        if s < end < e:
-            end = e if e - s <= width else s
-    end = max(end, start)
-    pieces, pos = [], start
-    for s, e, _ in spans:
-        if s >= start and e <= end and e - s - 2 > LONG_FORMULA:
-            pieces.append(flat[pos:s] + f"[formula, {e - s - 2:,} characters]")
-            pos = e
-    pieces.append(flat[pos:end])
-    piece = "".join(pieces).strip()
-    return ("..." if start else "") + piece + ("..." if end < len(flat) else "")
+NO_POST = "[post not in the index]"  # the snippet of a hit whose post the store lacks
 
 
 def cap(text: str, width: int = MAX_SHOWN) -> tuple[str, bool]:
@@ -189,6 +149,30 @@ class Searcher:
         sys_obj = resolve(task, system, self.index_dir, tasks=(1, 2))
         assert isinstance(sys_obj, Ranker), sys_obj  # Tasks 1 and 2 rank
         return sys_obj
+
+    def load_models(self, tasks: tuple[int, ...] = (1, 2, 3)) -> list[str]:
+        """Open the indexes and load the query encoders that the default system of each of ``tasks``
+        needs (Task 3: the Task 1 ranking it draws from), encoding one query so that the first search
+        pays for nothing; the names of the encoders they need (loaded now, or before in this
+        process).  A server calls it before it says it is serving; the CLI never does (a search
+        loads only what its own system needs, when it needs it)."""
+        specs = [self.system_for(t) for t in tasks if t in (1, 2)]
+        if 3 in tasks:
+            base = self.answer_base()
+            specs += [base] if base is not None else []
+        needed: set[str] = set()
+        for name in specs:
+            sys_obj = make_system(name)
+            needed.update(n for n in needs_of(sys_obj) if self.ctx.has(n))
+            config_for = getattr(sys_obj, "config_for", None)  # (ours: what it runs follows the index)
+            if callable(config_for):
+                needed.update(n for n in config_for(self.index_dir).needs() if self.ctx.has(n))
+        for name in sorted(needed):
+            self.ctx.open(name)
+        if "dense" not in needed:
+            return []
+        self.ctx.dense.encode("warm up")  # (torch's first call costs more than the next ones)
+        return [str(getattr(self.ctx.dense.query_encoder(), "name", "dense"))]
 
     def search(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
                tags: tuple[str, ...] = ()) -> SearchResult:
@@ -390,7 +374,8 @@ class Searcher:
                 cut.append("matched_formulae")
             hits.append(SearchHit(
                 rank, _number(hit_id), post.post_id if post else None, ranking[hit_id], title,
-                snippet(post.text, words, anchor=anchor) if post else "", [m for m, _ in shown], len(matched), cut,
+                post_snippet(post.body, words, anchor=anchor, anchor_id=hit_id if task == 2 else None) if post else NO_POST,
+                [m for m, _ in shown], len(matched), cut,
                 f.visual_id if f else None, bindings_of(pattern, f.latex) if pattern is not None and f else None,
             ))
         return hits

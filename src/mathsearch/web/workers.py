@@ -129,6 +129,7 @@ class InProcess:
 
     def __init__(self, index_dir: Path, searcher: Searcher | None = None, threads: int = 1):
         self.searcher = searcher or Searcher(index_dir)
+        self.models: list[str] | None = None  # loaded by warm(): what the searches need
         self.lock = threading.Lock()
         self.threads = threads  # requests that may wait for the lock at once (each waits on a thread)
         self._executor: ThreadPoolExecutor | None = None
@@ -152,6 +153,17 @@ class InProcess:
         finally:
             self.lock.release()
 
+    def warm(self) -> None:
+        """Open the indexes and load the models the default systems need, before the first search."""
+        with self.lock:
+            self.models = _warm(self.searcher)
+
+    def ready(self) -> bool:
+        return self.models is not None
+
+    def loaded(self) -> list[str]:
+        return list(self.models or ())
+
     def stats(self) -> dict[str, Any]:
         return {"workers": 0, "mode": "in the server, one at a time", "busy": int(self.lock.locked()),
                 "stopped": 0, "replaced": 0}
@@ -161,11 +173,13 @@ class InProcess:
 
 
 # -- worker processes ----------------------------------------------------------------------------
-def _warm(s: Searcher) -> None:
-    """Open the indexes the default systems read, so that the first query does not pay for it."""
+def _warm(s: Searcher) -> list[str]:
+    """Open the indexes and load the models the default systems need (:meth:`Searcher.load_models`),
+    so that the first query pays for none of it; the names of the models loaded."""
     for name in ("store", "text", "formula", "dense"):
         if s.ctx.has(name):
             s.ctx.open(name)
+    return s.load_models()
 
 
 def main(argv: list[str]) -> None:
@@ -178,11 +192,11 @@ def _work(index_dir: str, conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle: it closes the pipes
     searcher = Searcher(index_dir)
     try:
-        _warm(searcher)
+        models = _warm(searcher)
     except Exception as exc:  # noqa: BLE001  (told to the server, which says it)
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))
         return
-    conn.send(("ready", os.getpid()))
+    conn.send(("ready", (os.getpid(), models)))
     while True:
         try:
             op, args, deadline = conn.recv()
@@ -224,6 +238,7 @@ class _Worker:
         self.number = number
         self.calls = 0
         self.held = 0  # jobs in its hands (its feeder's count)
+        self.models: list[str] = []  # the models it loaded before it said it was ready
 
     @property
     def pid(self) -> int:
@@ -241,6 +256,7 @@ class _Worker:
         if status != "ready":
             self.kill()
             raise InputError(f"a search worker could not open the indexes: {detail}")
+        self.models = list(detail[1])
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):
@@ -413,6 +429,16 @@ class WorkerPool:
             threading.Thread(target=start, name="mathsearch-worker-start", daemon=True).start()
 
     # -- what /health shows ------------------------------------------------------------------------
+    def ready(self) -> bool:
+        """Every worker is up with its indexes open and its models loaded (false while one killed
+        past its budget is being replaced)."""
+        with self._lock:
+            return not self._closed and len(self._all) == self.workers
+
+    def loaded(self) -> list[str]:
+        with self._lock:
+            return sorted({m for w in self._all.values() for m in w.models})
+
     def pids(self) -> list[int]:
         with self._lock:
             return [w.pid for w in self._all.values()]

@@ -89,9 +89,9 @@ class CompuBertIndex:
 
     def encode(self, text: str) -> np.ndarray:
         if self._encoder is None:
-            from ...encoders import load_encoder
+            from ...encoders import shared_encoder
 
-            self._encoder = load_encoder(str(self.root / ENCODER))
+            self._encoder = shared_encoder(str(self.root / ENCODER))
         return self._encoder.encode_one(text).astype(np.float32)
 
     def search(self, text: str, limit: int) -> dict[int, float]:

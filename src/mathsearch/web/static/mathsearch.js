@@ -133,7 +133,23 @@
     if (a) { event.preventDefault(); a.click(); }
   }
 
+  // A search that takes longer than SEARCHING_MS says so ("Searching..."), until the results page
+  // replaces this one; a page restored by the back button shows it no more.
+  const SEARCHING_MS = 300;
+  function searching() {
+    const form = document.querySelector("form.search");
+    const note = document.getElementById("searching");
+    if (!form || !note) return;
+    let timer = null;
+    form.addEventListener("submit", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { note.hidden = false; document.body.setAttribute("aria-busy", "true"); }, SEARCHING_MS);
+    });
+    window.addEventListener("pageshow", () => { clearTimeout(timer); note.hidden = true; document.body.removeAttribute("aria-busy"); });
+  }
+
   function start() {
+    searching();
     const input = document.getElementById("q");
     const box = document.getElementById("preview");
     if (input && box) {

@@ -64,6 +64,8 @@
         .replace(/\\qvar@construct\{?\s*$/, "");
     }
     if (tex.indexOf("\\@@eqnarray") >= 0) tex = eqnarray(tex);
+    // LaTeXML's "\lim\limits_{x}" is "\lim_{\limits}{x}", which MathJax refuses
+    if (tex.indexOf("_{\\limits}") >= 0) tex = tex.replace(/_\{\\limits\}\s*\{/g, "\\limits_{");
     if (tex.indexOf("\\lx@") >= 0) tex = tex.replace(/\\lx@sectionsign/g, "\\S").replace(/\\lx@paragraphsign/g, "\\P");
     if (tex.indexOf("\\require") >= 0) tex = tex.replace(/\\require\s*\{[A-Za-z]+\}/g, "");
     return tex.replace(/\\par(?![a-zA-Z])/g, "\\\\").replace(/\\hfil{1,3}(?![a-zA-Z])/g, "");
