@@ -237,16 +237,21 @@ def check_parse(latex: str) -> bool:
 
 
 def check_snippet(text: str, words: set[str], width: int) -> None:
-    """A snippet never splits a formula: every formula in it is one of the text's, whole, and no
-    ``$`` is left unpaired.  Written against the public :func:`mathsearch.searcher.snippet`."""
-    from mathsearch.searcher import snippet
+    """A snippet never splits a formula: every formula in it is one of the post's, whole (as the page
+    shows it), and no ``$`` is left unpaired.  Written against the public
+    :func:`mathsearch.readers.snippets.post_snippet`, over the text stored as a post body."""
+    import html
+
+    from mathsearch.readers.snippets import formulae_of, post_snippet, tex_shown
     from mathsearch.text.dollar_math import find_math
 
+    body = html.escape(text, quote=False)
     flat = " ".join(text.split())
-    whole = {" ".join(latex.split()) for _, _, latex in find_math(flat, is_html=False)}
-    cut = snippet(text, words, width)
+    whole = {" ".join(tex_shown(latex).split()) for _, _, latex in find_math(flat, is_html=False)}
+    cut = post_snippet(body, words, width)
+    assert cut.strip(), f"an empty snippet of {flat!r}"
     spans = find_math(cut, is_html=False)
-    for _, _, latex in spans:
+    for latex in formulae_of(cut):
         assert " ".join(latex.split()) in whole, f"{latex!r} is a piece of a formula of {flat!r}"
     outside = "".join(cut[e:s] for (_, e, _), (s, _, _) in zip([(0, 0, "")] + spans, spans + [(len(cut), 0, "")],
                                                                 strict=True))
