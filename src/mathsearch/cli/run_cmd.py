@@ -36,7 +36,7 @@ def run(
     """Write a run of SYSTEM over TOPICS: every topic, up to 1,000 hits each (Task 3: one answer), validated."""
     source = open_run(task, system, index_dir, topics, formulas)
     # Checked before the search: a run must not fail at its end for want of a place to write.
-    check_output(out, [topics, formulas, index_dir], force=force)
+    check_output(out, [p for p in (topics, formulas, index_dir) if p is not None], force=force)
     err = console(stderr=True)
     read = source.read
     for problem in read.problems[:10]:

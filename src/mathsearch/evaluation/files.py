@@ -143,7 +143,8 @@ def _evaluate_sources(files: EvalFiles, facts: CollectionFacts | None, test: Tes
         from .similarity import ContextualSimilarity
 
         similarity = ContextualSimilarity(files.model)
-    return evaluate_sources(
+    report: EvalReport = evaluate_sources(
         files.qrels, list(files.runs), facts.text_of, present, MathRegexTokenizer() if files.tokenizer == "regex" else None,
         similarity, read_categories(files.categories) if files.categories else None, test,
     )
+    return report

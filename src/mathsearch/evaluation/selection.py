@@ -178,7 +178,7 @@ def cross_validate(scores: Scores, order: Sequence[str], k: int = FOLDS, repeats
     chosen = dict.fromkeys(order, 0)
     for r in range(repeats):
         parts = folds(topics, k, seed + r)
-        value = {m: {} for m in measures}
+        value: dict[str, dict[tuple[str, str], float]] = {m: {} for m in measures}
         for i, held in enumerate(parts):
             train = [t for j, part in enumerate(parts) if j != i for t in part]
             pick = choose(scores, order, train, measure, tie)

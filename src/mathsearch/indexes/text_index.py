@@ -72,7 +72,7 @@ def thread_docs(store: Store, question_ids: list[int]) -> list[tuple[Doc, list[D
         if q is None or q.post_type != 1 or not thread:
             continue  # a question without answers is never a Task 1 hit nor leads to one
         bags = QuestionBags.of(q.title, q.text, q.tags)
-        docs = [
+        docs: list[Doc] = [
             (a.post_id, a.thread_id, field_texts(answer_fields(a.text, [t for _, t in comments.get(a.post_id, ())], bags)))
             for a in thread
         ]

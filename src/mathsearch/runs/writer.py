@@ -53,8 +53,8 @@ def _sieve(path: Path, task: int, problems: list[Problem], on_invalid: OnInvalid
     return bad
 
 
-def _group(items: Iterable, key_doc, report: CheckReport) -> dict[str, dict[str, object]]:
-    per_topic: dict[str, dict[str, object]] = defaultdict(dict)
+def _group(items: Iterable, key_doc, report: CheckReport) -> dict[str, dict[str, Any]]:
+    per_topic: dict[str, dict[str, Any]] = defaultdict(dict)
     for item in items:
         docs = per_topic[item.query_id]
         doc = key_doc(item)
@@ -65,8 +65,8 @@ def _group(items: Iterable, key_doc, report: CheckReport) -> dict[str, dict[str,
     return per_topic
 
 
-def _ordered(docs: dict[str, object]) -> list[object]:
-    order = ranked({d: item.score for d, item in docs.items()})  # type: ignore[attr-defined]
+def _ordered(docs: dict[str, Any]) -> list[Any]:
+    order = ranked({d: item.score for d, item in docs.items()})
     return [docs[d] for d in order[:MAX_HITS]]
 
 

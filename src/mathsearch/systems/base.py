@@ -158,7 +158,7 @@ def register(cls: S) -> S:
     if taken is not None and (taken.__module__, taken.__qualname__) != (cls.__module__, cls.__qualname__):
         raise ValueError(f"a system named {name!r} is registered already ({taken.__module__}.{taken.__qualname__}); "
                          f"give {cls.__module__}.{cls.__qualname__} another NAME")
-    _REGISTRY[name] = cls
+    _REGISTRY[name] = typing.cast("type[System]", cls)
     return cls
 
 
@@ -223,7 +223,7 @@ def make_system(spec: str, **params: Any) -> System:
     name, _, rest = spec.partition(":")
     cls = system_class(name.strip())
     hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    known = {f.name for f in dataclasses.fields(typing.cast(Any, cls)) if f.init}  # a registered dataclass
     values: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = item.partition("=")

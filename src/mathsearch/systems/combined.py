@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .base import Ranking, SearchContext, SearchQuery, make_system, register, system_names
+from .base import Ranker, Ranking, SearchContext, SearchQuery, make_system, register, system_names
 from .fusion import minmax
 from .lexical import TfidfWords
 
@@ -30,5 +30,7 @@ class TfidfTangentS:
         if TANGENT_S not in system_names(1):
             raise InputError(f"{self.NAME} needs the Task 1 formula system {TANGENT_S}, which this build does not have")
         words = TfidfWords().search(ctx, query, limit)
-        formulas = make_system(TANGENT_S).search(ctx, query, limit)
+        tangent = make_system(TANGENT_S)
+        assert isinstance(tangent, Ranker), tangent
+        formulas = tangent.search(ctx, query, limit)
         return Ranking(minmax([{"q": words}, {"q": formulas}], depth=limit).get("q", {}))

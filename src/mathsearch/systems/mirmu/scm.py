@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ...indexes.mirmu.common import mixed_tokens, prefix_tokens
 from ...text.analysis import words
-from ..base import Ranking, SearchContext, SearchQuery, make_system, needs_of, register
+from ..base import Ranker, Ranking, SearchContext, SearchQuery, make_system, needs_of, register
 from .config import search_config
 
 
@@ -62,7 +62,9 @@ class Scm:
         depth = self._depth()
         rows = None
         if depth > 0:
-            found = make_system(cfg.candidate_system).search(ctx, query, depth)
+            candidates = make_system(cfg.candidate_system)
+            assert isinstance(candidates, Ranker), candidates  # a Task 1 system (its config is checked)
+            found = candidates.search(ctx, query, depth)
             rows = index.rows_of([int(d) for d in found])
             if len(rows) == 0:
                 return Ranking()
