@@ -219,7 +219,18 @@ def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base
     build_index(dump, tmp_path / "minilm", optional=("dense",), dense_plan="minilm")
     with Store.open(tmp_path / "minilm") as store:
         recipe = train(store, tmp_path / "recipe", "student", TrainConfig(), teacher_index=tmp_path / "minilm")
-    assert recipe["fingerprint"] == manifest["encoder"]["fingerprint"]
+    # The same recipe: the same config (but the teacher's budget, which a given MiniLM index makes
+    # moot), the same posts, the same number of epochs and validation curve.  Not the same bytes:
+    # the teacher's vectors of the two paths (MiniLM inside the plan, a MiniLM index) may differ in
+    # the last bits on some CPUs (0.90829 against 0.90828 before the first epoch on 2026-11-26's
+    # machine), and the fingerprint is of the trained table.
+    plan_info = json.loads((target / "dense" / "encoder" / "encoder.json").read_text())
+    same = {k: v for k, v in recipe["config"].items() if k != "teacher_budget"}
+    assert same == {k: v for k, v in plan_info["config"].items() if k != "teacher_budget"}
+    for key in ("posts", "teacher_posts", "post_ids_sha256_16", "qa_pairs", "latex_tokens"):
+        assert recipe["trained_on"][key] == plan_info["trained_on"][key], key
+    curve, plan_curve = recipe["training"]["val_history"], plan_info["training"]["val_history"]
+    assert len(curve) == len(plan_curve) and max(abs(a - b) for a, b in zip(curve, plan_curve, strict=True)) < 1e-3
 
 
 def test_a_gpu_is_used_when_torch_sees_one_else_the_cpu_with_a_message(monkeypatch, capsys):
