@@ -56,14 +56,15 @@ def test_task1_2020_yields_what_the_readers_yield() -> None:
 
 
 def test_queries_give_the_text_a_system_is_given() -> None:
-    """title/question are what SearchQuery.from_topic makes of the topic (plain text, $LaTeX$)."""
+    """title/question are the topic as written (plain text, $LaTeX$), as SearchQuery.from_topic takes
+    it before a system reads its plain-words maths (retrievers read it: test_pyterrier)."""
     from mathsearch.systems import SearchQuery
 
     topics = read_topics(TOPICS / "task2-2021.xml", TOPICS / "formulas" / "formulas-2021-latex.tsv")
     queries = list(ir_datasets.load("arqmath/task2/2021").queries_iter())
     assert len(queries) == len(topics) == 100
     for q, t in zip(queries, topics, strict=True):
-        sq = SearchQuery.from_topic(t)
+        sq = SearchQuery.from_topic(t, plain_math=False)
         assert (q.query_id, q.title, q.question, q.tags, q.formula_id, q.latex) == (
             sq.query_id, sq.title, sq.question, sq.tags, sq.formula_id, sq.formula_latex)
         assert q.query == q.latex  # Task 2: the formula searched for

@@ -131,3 +131,19 @@ def test_reranker_rescores_the_candidates(sample_index) -> None:
     assert reranked.score.max() > 0  # formulae of these topics match formulae of some candidates
     with pytest.raises(InputError, match="unknown signal 'nope'"):
         ms.reranker(sample_index, "nope")
+
+
+def test_a_frame_row_is_read_as_mathsearch_run_reads_its_topic() -> None:
+    """Plain-words maths in a queries frame's title and question is read as in a topic file."""
+    from mathsearch.indexes.documents import topic_text
+    from mathsearch.systems import SearchQuery
+
+    topics = read_topics(TOPICS / "task1-2021.xml")
+    read = 0
+    for t in topics:
+        expected = SearchQuery.from_topic(t)
+        title, question = topic_text(t)  # the frame's columns (mathsearch.irds): the topic as written
+        got = ms.search_query({"qid": t.topic_id, "title": title, "question": question, "tags": list(t.tags)}, 1)
+        assert (got.title, got.question, got.understood) == (expected.title, expected.question, expected.understood)
+        read += bool(expected.understood)
+    assert read > 0  # some topics of 2021 hold maths typed without dollars

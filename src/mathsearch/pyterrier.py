@@ -80,7 +80,8 @@ def search_query(row: Mapping[str, Any], task: int) -> SearchQuery:
         latex = _text(row, "latex") or None
         if task == 2 and latex is None and _text(row, "query"):
             latex = SearchQuery.from_text(_text(row, "query")).formula_latex
-        return SearchQuery(qid, title, question, _tags(row.get("tags")), latex, _text(row, "formula_id") or None)
+        return SearchQuery.from_fields(qid, title, question, _tags(row.get("tags")), latex,
+                                       _text(row, "formula_id") or None)
     query = SearchQuery.from_text(_text(row, "query"), qid, _tags(row.get("tags")))
     if task == 2 and _text(row, "latex"):
         query = dataclasses.replace(query, formula_latex=_text(row, "latex"), formula_id=_text(row, "formula_id") or None)

@@ -57,6 +57,15 @@ class SearchQuery:
         return cls(topic.topic_id, title, question, topic.tags, latex, topic.formula_id, topic, understood)
 
     @classmethod
+    def from_fields(cls, query_id: str, title: str, question: str = "", tags: tuple[str, ...] = (),
+                    formula_latex: str | None = None, formula_id: str | None = None,
+                    plain_math: bool = True) -> SearchQuery:
+        """A topic given field by field (a queries frame, a dataset's query): read as
+        :meth:`from_topic` reads a topic, its plain-words maths included."""
+        title, question, understood = _with_plain_math(title, question, plain_math)
+        return cls(query_id, title, question, tags, formula_latex, formula_id, None, understood)
+
+    @classmethod
     def from_text(cls, text: str, query_id: str = "q", tags: tuple[str, ...] = (),
                   plain_math: bool = True) -> SearchQuery:
         """A typed-in search: the text is the title; with ``task 2`` its first formula is searched."""
