@@ -51,7 +51,8 @@ def test_models_are_loaded_before_serving(dense_tiny, monkeypatch):
     # a second Searcher over the same index (a CLI search in a server's process) shares the encoder
     other = Searcher(dense_tiny)
     assert other.ctx.dense.query_encoder() is service.local.searcher.ctx.dense.query_encoder()
-    assert loads == before and encoders.loaded_encoders() == ["minilm"]
+    # (other tests of the process may have loaded their own encoders: MiniLM is loaded once)
+    assert loads == before and encoders.loaded_encoders().count("minilm") == 1
 
 
 def test_the_query_encoder_makes_the_index_encoders_vectors():

@@ -148,7 +148,7 @@ def load_encoder(name: str, device: str | None = None) -> Encoder:
     return StaticEncoder.load(folder)
 
 
-_SHARED: dict[tuple[str, str], Encoder] = {}
+_SHARED: dict[tuple[str, str, tuple[int, ...]], Encoder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -159,7 +159,7 @@ def shared_encoder(name: str) -> Encoder:
     process whose system encodes a query.  MiniLM is :class:`.builtin.MiniLMQueryEncoder` here
     (the same vectors without sentence-transformers' imports)."""
     kind, folder = resolve(name)
-    key = (kind, str(folder.resolve()) if folder is not None else name)
+    key = (kind, str(folder.resolve()) if folder is not None else name, _on_disk(folder))
     with _SHARED_LOCK:  # (a second thread asking meanwhile waits for the one load)
         encoder = _SHARED.get(key)
         if encoder is None:
@@ -174,7 +174,15 @@ def shared_encoder(name: str) -> Encoder:
     return encoder
 
 
+def _on_disk(folder: Path | None) -> tuple[int, ...]:
+    """What a kept encoder's files are now (size and time of each): an encoder replaced on disk is
+    loaded again, so the index's check of its fingerprint sees the new one."""
+    if folder is None or not folder.is_dir():
+        return ()
+    return tuple(x for p in sorted(folder.iterdir()) if p.is_file() for x in (p.stat().st_size, p.stat().st_mtime_ns))
+
+
 def loaded_encoders() -> list[str]:
     """The names of the encoders :func:`shared_encoder` has loaded in this process."""
     with _SHARED_LOCK:
-        return sorted(getattr(e, "name", kind) for (kind, _), e in _SHARED.items())
+        return sorted(getattr(e, "name", kind) for (kind, *_), e in _SHARED.items())
