@@ -263,6 +263,11 @@ class ShardedTextIndex:
     def num_answers(self) -> int:
         return sum(p.num_answers for p in self.parts) - sum(self.padding["answers"])
 
+    def answer_doc_freq(self, field: str, token: str) -> int:
+        """How many answers of the collection hold ``token`` in ``field``: the shards' counts summed
+        (the padding documents hold no token of a query)."""
+        return sum(p.answer_doc_freq(field, token) for p in self.parts)
+
     def _search(self, which: str, bags, clauses, limit: int, max_terms: int = 0) -> dict[int, float]:
         import tantivy
 
