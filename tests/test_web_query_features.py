@@ -71,3 +71,15 @@ def test_no_close_match_is_said_before_the_nearest_results(browser, site):
     answer = open_search(browser, site, q="quaternion rotation gimbal lock", task=3)
     assert NO_CLOSE_MATCH in answer.locator(".notice").inner_text()
     assert "No answer" in answer.locator("#answer").inner_text()
+
+
+def test_query_variables_box_their_bound_parts(browser, site):
+    """The parts a query variable bound are boxed in blue in the typeset hits (highlight.BOUND)."""
+    from mathsearch.formula.highlight import BOUND
+
+    page = open_search(browser, site, q="?a^2+?b^2", task=2)
+    colour = BOUND.split("[")[1].split(",")[0]  # "#c8e6ff"
+    rgb = "rgb({}, {}, {})".format(*(int(colour[i:i + 2], 16) for i in (1, 3, 5)))
+    boxed = page.evaluate("""(rgb) => [...document.querySelectorAll('mjx-container *')]
+        .filter(e => getComputedStyle(e).backgroundColor === rgb).length""", rgb)
+    assert boxed >= 2  # ?a and ?b each bound in the first hits
