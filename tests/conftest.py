@@ -85,3 +85,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         for tier in sorted(tiers_of(item)):
             item.add_marker(getattr(pytest.mark, tier))
+
+
+@pytest.fixture(scope="module")
+def site(sample_index):
+    """The sample's page served on loopback for a browser test module (tests/web_support.py)."""
+    from web_support import serve
+
+    from mathsearch.web.app import create_app
+
+    with serve(create_app(sample_index)) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium context, 1000 x 800, for a browser test module."""
+    from web_support import chromium
+
+    with chromium(viewport={"width": 1000, "height": 800}) as ctx:
+        yield ctx

@@ -14,9 +14,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
-from web_support import chromium, serve
 
-from mathsearch.web.app import create_app
 from mathsearch.web.results import MORE_SHOWN
 
 QUESTION = "Why does the harmonic series $\\sum_{n=1}^{\\infty}\\frac{1}{n}$ diverge?"
@@ -25,18 +23,6 @@ QUESTION = "Why does the harmonic series $\\sum_{n=1}^{\\infty}\\frac{1}{n}$ div
 RAW_DOLLARS = """() => Array.from(document.querySelectorAll('.snippet')).map(el => {
   const c = el.cloneNode(true); c.querySelectorAll('mjx-container, .tex-long').forEach(k => k.remove()); return c.textContent; })"""
 UNRENDERED = "() => document.querySelectorAll('.tex:not([data-rendered]), .tex-error').length"
-
-
-@pytest.fixture(scope="module")
-def site(sample_index):
-    with serve(create_app(sample_index)) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium(viewport={"width": 1000, "height": 800}) as ctx:
-        yield ctx
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
-from web_support import chromium, serve
 
-from mathsearch.web.app import create_app
 from mathsearch.web.render import STATIC_DIR
 
 MATHLIVE = STATIC_DIR / "mathlive" / "mathlive.min.js"
@@ -26,18 +24,6 @@ BOXES = f"el => ({IN_BOXES})(el).length"
 # the characters MathJax drew in the boxes (CHTML draws each as an mjx-c whose class names its code point)
 BOXED_CHARS = f"el => ({IN_BOXES})(el).flatMap(k => Array.from(k.querySelectorAll('mjx-c')).map(c => c.className))"
 ITALIC_X, ITALIC_Y = "mjx-c1D465", "mjx-c1D466"  # MathJax's math italic x and y
-
-
-@pytest.fixture(scope="module")
-def site(sample_index):
-    with serve(create_app(sample_index)) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium(viewport={"width": 1000, "height": 800}) as ctx:
-        yield ctx
 
 
 def watch(page, site: str) -> dict[str, list[str]]:

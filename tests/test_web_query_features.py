@@ -7,24 +7,8 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-import pytest
-from web_support import chromium, serve
-
 from mathsearch.searcher import Searcher
 from mathsearch.systems.closeness import NO_CLOSE_MATCH
-from mathsearch.web.app import create_app
-
-
-@pytest.fixture(scope="module")
-def site(sample_index):
-    with serve(create_app(sample_index)) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium(viewport={"width": 1000, "height": 800}) as ctx:
-        yield ctx
 
 
 def open_search(browser, site, **params):
