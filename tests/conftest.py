@@ -105,3 +105,22 @@ def browser():
 
     with chromium(viewport={"width": 1000, "height": 800}) as ctx:
         yield ctx
+
+
+@pytest.fixture(scope="module")
+def searcher(sample_index):
+    """A :class:`~mathsearch.searcher.Searcher` over the sample index, for a test module."""
+    from mathsearch.searcher import Searcher
+
+    return Searcher(sample_index)
+
+
+@pytest.fixture(scope="module")
+def client(sample_index):
+    """The page and API of the sample index in FastAPI's test client, for a test module."""
+    from fastapi.testclient import TestClient
+
+    from mathsearch.web.app import create_app
+
+    with TestClient(create_app(sample_index)) as c:
+        yield c

@@ -8,15 +8,9 @@ from __future__ import annotations
 import pytest
 
 from mathsearch.errors import InputError
-from mathsearch.searcher import Searcher
 from mathsearch.text.filters import QueryFilters, parse_filters
 
 QUERY = "harmonic series diverges"
-
-
-@pytest.fixture(scope="module")
-def searcher(sample_index):
-    return Searcher(sample_index)
 
 
 def facts(searcher, result):

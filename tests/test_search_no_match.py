@@ -5,26 +5,10 @@ page and API side of plain-words maths ("searched as") and filters.  On the real
 
 from __future__ import annotations
 
-import pytest
-from fastapi.testclient import TestClient
-
-from mathsearch.searcher import Searcher
 from mathsearch.systems.closeness import NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW
-from mathsearch.web.app import create_app
 
 OFF_TOPIC = "quaternion rotation gimbal lock"
 ON_TOPIC = "harmonic series diverges"
-
-
-@pytest.fixture(scope="module")
-def searcher(sample_index):
-    return Searcher(sample_index)
-
-
-@pytest.fixture(scope="module")
-def client(sample_index):
-    with TestClient(create_app(sample_index)) as c:
-        yield c
 
 
 def test_evidence_tells_an_off_topic_query_from_an_on_topic_one(searcher):

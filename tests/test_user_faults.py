@@ -19,19 +19,12 @@ from pathlib import Path
 import pytest
 from cli_support import cli, write
 from conftest import QRELS, TOPICS
-from fastapi.testclient import TestClient
 from test_search_golden import make_dump
 from web_support import chromium, free_port, serve
 
 from mathsearch.web.app import create_app
 
 NESTED = "{" * 495 + "x" + "}" * 495  # the 495-level formula of the issue (991 characters)
-
-
-@pytest.fixture(scope="module")
-def client(sample_index):
-    with TestClient(create_app(sample_index)) as c:
-        yield c
 
 
 def test_serve_on_a_port_in_use_says_so_in_one_line_before_the_banner(sample_index):

@@ -8,17 +8,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from fastapi.testclient import TestClient
 
 from mathsearch.searcher import Searcher
-from mathsearch.web.app import MAX_POST_ID, create_app
+from mathsearch.web.app import MAX_POST_ID
 from mathsearch.web.site import MAX_ECHO, SWAGGER_FILES
-
-
-@pytest.fixture(scope="module")
-def client(sample_index):
-    with TestClient(create_app(sample_index)) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

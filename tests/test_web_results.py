@@ -6,25 +6,10 @@ from __future__ import annotations
 
 import re
 
-import pytest
-from fastapi.testclient import TestClient
-
 from mathsearch.searcher import Searcher, formula_query
-from mathsearch.web.app import create_app
 from mathsearch.web.results import DEPTH, MORE_SHOWN, group_ids, results
 
 HARMONIC = "harmonic series diverges $\\sum_{n=1}^{\\infty}\\frac{1}{n}$"
-
-
-@pytest.fixture(scope="module")
-def searcher(sample_index):
-    return Searcher(sample_index)
-
-
-@pytest.fixture(scope="module")
-def client(sample_index):
-    with TestClient(create_app(sample_index)) as c:
-        yield c
 
 
 def test_group_ids_keeps_rank_order_and_lone_ids():

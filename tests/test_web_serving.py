@@ -56,12 +56,6 @@ def test_the_cache_keeps_the_most_recently_used():
         ResultCache(-1)
 
 
-@pytest.fixture(scope="module")
-def client(sample_index):
-    with TestClient(create_app(sample_index)) as c:
-        yield c
-
-
 @pytest.mark.parametrize(("task", "q"), [(1, QUESTION), (2, FORMULA)])
 def test_pages_from_the_cache_are_the_new_search_pages(client, sample_index, task, q):
     """Page 1 searches and keeps the ranking; pages 2 and 3 and a reload come from it, hit for hit
