@@ -93,3 +93,13 @@ def test_a_hidden_thread_is_scored_by_no_signal_of_ours(sample_index):
         assert t.question_id not in seen["similar"]  # no link or answer reached through the asking question
         assert combine(ctx, hidden, config) == fused  # the system's own path hides the same
     assert found_itself >= len(topics) // 2
+
+
+def test_an_out_that_is_a_users_file_is_refused_and_kept(sample_index, tmp_path):
+    from cli_support import cli
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    r = cli("qrels", "--from-collection", str(sample_index), "--out", str(notes))
+    assert r.exit_code == 2 and "is a file, not a folder" in r.output and "nothing was written" in r.output
+    assert notes.read_text() == "my notes\n"

@@ -145,6 +145,9 @@ def write_collection_qrels(store: Store, out: Path, own: int = 0) -> Written:
     if not topics:
         raise InputError(f"{store.index_dir}: no duplicate link leads from a question in the collection to a "
                          "question with answers; nothing written")
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file, not a folder: give a folder for {', '.join(FILES)} "
+                         "(nothing was written)")
     targets = [out / name for name in FILES]
     there = [str(p) for p in targets if p.exists()]
     if there:
