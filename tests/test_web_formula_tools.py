@@ -102,6 +102,7 @@ def test_the_editor_adds_to_the_query_without_searching_and_escape_closes_it(sit
     page.fill("#q", "sum of")
     page.click("#editor-toggle")
     page.wait_for_selector("#formula-editor[data-editor=ready] math-field")
+    assert page.evaluate("document.activeElement.id") == "editor-field"  # a click goes into it too
     page.keyboard.type("1/n")  # "/" makes a fraction of what stands before it
     latex = page.evaluate("document.getElementById('editor-field').getValue('latex')")
     assert latex == "\\frac{1}{n}"

@@ -116,8 +116,14 @@
           }, { capture: true });
           // keys typed in the field are the field's: not the page's shortcuts (/, j, k, n, p)
           field.addEventListener("keydown", (e) => e.stopPropagation());
+          // "ready" once MathLive has mounted the field and it holds the focus: keys typed before
+          // that were lost on a slow machine
+          field.addEventListener("mount", () => {
+            field.focus();
+            panel.setAttribute("data-editor", "ready");
+          }, { once: true });
           status.replaceWith(field);
-          panel.setAttribute("data-editor", "ready");
+          return;
         }
         field.focus();
       }).catch((err) => {
