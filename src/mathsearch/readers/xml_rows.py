@@ -113,11 +113,17 @@ def _stray_text(row, path: Path, report: ReadReport, after=None) -> None:
     libxml2 reads it as the root's content and would drop it unsaid."""
     before = row.getprevious() if row is not None else after
     text = (before.tail if before is not None else row.getparent().text) or ""
+    start = before if before is not None else row.getparent()
     if not text.strip():
+        # Layout is newlines and the next row's indentation; a whole line of other whitespace
+        # between rows is a row damaged into a character reference (&#9;): reported too.
+        inner = text.split("\n")[1:-1]
+        for i, blank in enumerate(inner, 1):
+            if blank.strip(" \r"):
+                report.skip("malformed XML row", f"{path}:{(start.sourceline or 0) + i} (whitespace outside a row)")
         return
     # Counted on from the row (or root tag) before it, one line each: libxml2 turns a lone CR
     # into a newline in the text but does not count it as a line.
-    start = before if before is not None else row.getparent()
     line = (start.sourceline or 0) + text[: len(text) - len(text.lstrip())].count("\n")
     report.skip("malformed XML row", f"{path}:{line} (text outside a row)")
 
