@@ -10,6 +10,7 @@ warning line, and the package runs the pure-Python path.  Everything else is in 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -54,7 +55,22 @@ class OptionalBuildExt(build_ext):
         except Exception as exc:  # noqa: BLE001
             print(WARNING.format(why=f"{type(exc).__name__}: {exc}".splitlines()[0]), file=sys.stderr)
 
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:  # gcc is most of an install's time: the modules compile side by side
+            self.parallel = os.cpu_count() or 1
+
     def build_extension(self, ext) -> None:  # noqa: ANN001 - setuptools' Extension
+        # An extension module already built beside its source (setup.sh's editable install) and
+        # newer than it is copied, not compiled again (the core venv of scripts/smoke_core.sh).
+        beside = HERE / "src" / self.get_ext_filename(ext.name)
+        target = Path(self.get_ext_fullpath(ext.name))
+        sources = [HERE / s for s in ext.sources] + [HERE / "src" / f"{ext.name.replace('.', '/')}{x}" for x in (".py", ".pxd")]
+        if (not self.force and beside.is_file() and beside.resolve() != target.resolve()
+                and all(not s.is_file() or s.stat().st_mtime <= beside.stat().st_mtime for s in sources)):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(beside, target)
+            return
         try:
             super().build_extension(ext)
         except Exception as exc:  # noqa: BLE001

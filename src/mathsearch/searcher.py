@@ -13,6 +13,7 @@ import dataclasses
 import re
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from .errors import InputError
@@ -27,7 +28,7 @@ from .systems.closeness import NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence
 from .systems.runner import top
 from .text.analysis import formula_key, split_math
 from .text.filters import QueryFilters, parse_filters
-from .text.plainmath import annotate, to_latex
+from .text.plainmath import to_latex
 
 FILTER_DEPTH = 1000  # hits ranked before filters keep the first k: a filter rarer than that finds fewer
 MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet is cut at 200
@@ -59,28 +60,12 @@ def formula_query(query: str) -> str:
 def searched_as(query: str, task: int = 1) -> list[dict[str, str]]:
     """The maths of ``query`` typed without LaTeX and the LaTeX it is searched as
     (``[{"typed": "sqrt 2", "latex": "\\sqrt{2}"}]``): what the page and the API show, so that a
-    user sees what was understood.  Empty when the query has none (its formulae are all ``$...$``)."""
-    query = parse_filters(query)[0]
-    if task == 2:
-        as_formula = formula_query(query)
-        plain = as_formula[1:-1] if as_formula != query else None
-        return [{"typed": query.strip(), "latex": plain}] if plain and plain != query.strip() else []
-    return [{"typed": s.typed, "latex": s.latex} for s in annotate(query)[1]]
-
-
-def variables_pattern(query: str) -> ONode | None:
-    """The operator tree of a Task 2 query's formula with query variables (``?a``, ``\\qvar{a}``) as
-    placeholders; None when the formula has none."""
-    latex = _task2_formula(parse_filters(query)[0])
-    if not has_variables(latex):
-        return None
-    return _PATTERN_ANALYZER.analyze(query_variables(latex)[0]).parsed.opt
-
-
-def _task2_formula(query: str) -> str:
-    """The formula a Task 2 query searches: its first ``$...$``, or all of it typed without dollars."""
-    formulae = split_math(formula_query(query))[1]
-    return formulae[0] if formulae else query.strip().strip("$")
+    user sees what was understood (:attr:`ParsedQuery.searched_as`).  Empty when the query has none
+    (its formulae are all ``$...$``) or is empty."""
+    try:
+        return parse_query(query, task).searched_as_json()
+    except InputError:
+        return []
 
 
 def bindings_of(pattern: ONode, latex: str) -> dict[str, str] | None:
@@ -90,6 +75,68 @@ def bindings_of(pattern: ONode, latex: str) -> dict[str, str] | None:
 
 
 _PATTERN_ANALYZER = FormulaAnalyzer(AnalyzerConfig(cache_size=20_000, keep_trees=True))
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A query as a person typed it, analysed once (:func:`parse_query`): its filters, its maths
+    typed without LaTeX read as formulae, Task 2's one formula and query variables.  The ranking,
+    the decoration of hits, the notices and the page all read this one object; none of them reads
+    the typed text again."""
+
+    typed: str  # as typed, filters included
+    task: int  # 1 or 2 (a Task 3 question is read as Task 1 reads it)
+    filters: QueryFilters
+    query: SearchQuery  # what the systems are given
+    searched: str  # the text searched, its maths as $LaTeX$ (Task 2: one formula), filters out
+    searched_as: tuple[tuple[str, str], ...]  # (typed, LaTeX) of maths typed without LaTeX
+    pattern: ONode | None = None  # Task 2's query variables (?a) as an operator tree
+    bare_formula: bool = False  # Task 2 typed without $: the whole query is one formula
+
+    @cached_property
+    def formulae(self) -> tuple[str, ...]:
+        """The LaTeX of the query's formulae (the parts of hit formulae that match are marked)."""
+        return tuple(split_math(self.searched)[1])
+
+    @cached_property
+    def formula_keys(self) -> frozenset[str]:
+        """Task 1: the keys (:func:`~mathsearch.text.analysis.formula_key`) of the query's formulae,
+        whose instances in a hit are listed as matched."""
+        return frozenset(formula_key(latex) for latex in self.formulae) if self.task == 1 else frozenset()
+
+    @property
+    def title_words(self) -> set[str]:
+        """The query's words a snippet is cut around."""
+        return set(self.query.bags.title_words)
+
+    def searched_as_json(self) -> list[dict[str, str]]:
+        return [{"typed": typed, "latex": latex} for typed, latex in self.searched_as]
+
+
+def parse_query(typed: str, task: int = 1, tags: tuple[str, ...] = ()) -> ParsedQuery:
+    """The one analysis of a typed query (Tasks 1 and 2; a Task 3 question as Task 1): an empty
+    query, or one of filters only, is refused with an :class:`~mathsearch.errors.InputError`."""
+    if not typed.strip() or not typed.replace("$", "").strip():
+        what = "words or a $formula$" if task != 2 else "a formula"
+        raise InputError(f"the query is empty; give {what} to search for.")
+    text, filters = parse_filters(typed)
+    if filters and not text.replace("$", "").strip():
+        raise InputError(f"the query has only filters ({filters.describe()}); give words or a $formula$ to search for.")
+    if task != 2:
+        q = SearchQuery.from_text(text, tags=tags)
+        return ParsedQuery(typed, 1, filters, q, q.title, tuple((s.typed, s.latex) for s in q.understood))
+    searched = formula_query(text)
+    plain = searched[1:-1] if searched != text else None
+    understood = ((text.strip(), plain),) if plain and plain != text.strip() else ()
+    formulae = split_math(searched)[1]
+    latex = formulae[0] if formulae else text.strip().strip("$")
+    pattern, given = None, searched
+    if has_variables(latex):  # query variables: the formula's structure finds candidates, the tree match decides
+        with_placeholders = query_variables(latex)[0]
+        pattern = _PATTERN_ANALYZER.analyze(with_placeholders).parsed.opt
+        given = f"${with_placeholders}$"
+    q = SearchQuery.from_text(given, tags=tags)
+    return ParsedQuery(typed, 2, filters, q, searched, understood, pattern, searched != text)
 
 
 def _number(hit_id: str) -> int | str:
@@ -120,10 +167,11 @@ class SearchResult:
     system: str  # the spec that ran
     hits: list[SearchHit]
     notices: list[str] = field(default_factory=list)  # read before the hits (filters, no close match)
+    searched_as: list[dict[str, str]] = field(default_factory=list)  # maths typed without LaTeX, as searched
 
     def as_json(self) -> dict:
         return {"query": self.query, "system": self.system, "hits": [asdict(h) for h in self.hits],
-                "notices": self.notices, "searched_as": searched_as(self.query, self.task)}
+                "notices": self.notices, "searched_as": self.searched_as}
 
 
 class Searcher:
@@ -174,40 +222,38 @@ class Searcher:
         self.ctx.dense.encode("warm up")  # (torch's first call costs more than the next ones)
         return [str(getattr(self.ctx.dense.query_encoder(), "name", "dense"))]
 
-    def search(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
-               tags: tuple[str, ...] = ()) -> SearchResult:
-        name, ranking = self.rank(query, task, system, k, tags)
-        best = ranking.ordered()[0] if len(ranking) else None
-        return SearchResult(query, task, name, self.hits(query, task, ranking, tags=tags),
-                            self.notices(query, task, best))
+    @staticmethod
+    def parse(query: str | ParsedQuery, task: int = 1, tags: tuple[str, ...] = ()) -> ParsedQuery:
+        """``query`` analysed once (:func:`parse_query`); a :class:`ParsedQuery` is passed through."""
+        return query if isinstance(query, ParsedQuery) else parse_query(query, task, tags)
 
-    def rank(self, query: str, task: int = 1, system: str | None = None, k: int = 10,
+    def search(self, query: str | ParsedQuery, task: int = 1, system: str | None = None, k: int = 10,
+               tags: tuple[str, ...] = ()) -> SearchResult:
+        p = self.parse(query, task, tags)
+        name, ranking = self.rank(p, p.task, system, k)
+        best = ranking.ordered()[0] if len(ranking) else None
+        return SearchResult(p.typed, p.task, name, self.hits(p, p.task, ranking), self.notices(p, p.task, best),
+                            p.searched_as_json())
+
+    def rank(self, query: str | ParsedQuery, task: int = 1, system: str | None = None, k: int = 10,
              tags: tuple[str, ...] = ()) -> tuple[str, Ranking]:
         """The spec that ran and its best ``k`` hits, not yet decorated: what a server keeps to
         answer the next pages of a query without searching again (:meth:`hits` and :meth:`decorate`
-        decorate them).  A Task 2 query without delimiters is one formula (:func:`formula_query`)."""
+        decorate them).  A Task 2 query without delimiters is one formula (:func:`formula_query`).
+        ``task`` picks the system (a Task 3 answer ranks its question with a Task 1 system)."""
         if k < 1:
             raise InputError(f"the number of hits must be at least 1, not {k}")
-        if not query.strip() or not query.replace("$", "").strip():
-            what = "words or a $formula$" if task == 1 else "a formula"
-            raise InputError(f"the query is empty; give {what} to search for.")
-        text, filters = parse_filters(query)
-        if filters and not text.replace("$", "").strip():
-            raise InputError(f"the query has only filters ({filters.describe()}); give words or a $formula$ to search for.")
+        p = self.parse(query, task, tags)
         sys_obj = self._ranker(task, system)
         self.ctx.require(("store", *needs_of(sys_obj)))
-        pattern = variables_pattern(text) if task == 2 else None
-        if pattern is not None:  # query variables: the formula's structure finds candidates, the tree match decides
-            text = "$" + query_variables(_task2_formula(text))[0] + "$"
-        q = SearchQuery.from_text(formula_query(text) if task == 2 else text, tags=tags)
-        if not filters and pattern is None:
-            return spec(sys_obj), top(sys_obj.search(self.ctx, q, k), k)
+        if not p.filters and p.pattern is None:
+            return spec(sys_obj), top(sys_obj.search(self.ctx, p.query, k), k)
         # filters and query variables keep some of the hits: rank deeper, then keep the first k they allow
-        found = sys_obj.search(self.ctx, q, max(k, FILTER_DEPTH))
-        if filters:
-            found = self._filtered(found, filters)
-        if pattern is not None:
-            found = self._matching(found, pattern)
+        found = sys_obj.search(self.ctx, p.query, max(k, FILTER_DEPTH))
+        if p.filters:
+            found = self._filtered(found, p.filters)
+        if p.pattern is not None:
+            found = self._matching(found, p.pattern)
         return spec(sys_obj), top(found, k)
 
     def _matching(self, ranking: Ranking, pattern: ONode) -> Ranking:
@@ -252,19 +298,20 @@ class Searcher:
         posts_kept = {d: ranking.posts[d] for d in keep if d in ranking.posts} if ranking.posts is not None else None
         return Ranking(keep, posts_kept)
 
-    def closeness(self, query: str, best: int | str) -> float:
+    def closeness(self, query: str | ParsedQuery, best: int | str) -> float:
         """The evidence (:func:`mathsearch.systems.closeness.evidence`) that the hit ``best`` (an
         answer or question id) holds what ``query`` asks about, in [0, 1]."""
-        return evidence(self.ctx, SearchQuery.from_text(parse_filters(query)[0]), best)
+        return evidence(self.ctx, self.parse(query).query, best)
 
-    def notices(self, query: str, task: int = 1, best: int | str | None = None) -> list[str]:
+    def notices(self, query: str | ParsedQuery, task: int = 1, best: int | str | None = None) -> list[str]:
         """Lines a person should read before the hits: "no close match" when the best Task 1 hit
         ``best`` shares too little with the query (:data:`NO_CLOSE_MATCH_BELOW`), a ``[tag]`` no
         thread has, a filter on a field this collection does not record (so not applied)."""
         out = []
-        if task != 2 and best is not None and self.closeness(query, best) < NO_CLOSE_MATCH_BELOW:
+        p = self.parse(query, 2 if task == 2 else 1)
+        if task != 2 and best is not None and self.closeness(p, best) < NO_CLOSE_MATCH_BELOW:
             out.append(NO_CLOSE_MATCH)
-        _, filters = parse_filters(query)
+        filters = p.filters
         if not filters:
             return out
         store = self.ctx.store
@@ -279,23 +326,17 @@ class Searcher:
             out.append(f"answers:{filters.min_answers} counts the answers in this collection (it records no answer counts).")
         return out
 
-    def hits(self, query: str, task: int, ranking: Ranking, start: int = 0, stop: int | None = None,
+    def hits(self, query: str | ParsedQuery, task: int, ranking: Ranking, start: int = 0, stop: int | None = None,
              tags: tuple[str, ...] = ()) -> list[SearchHit]:
         """Hits ``start:stop`` of ``ranking`` (ranked from ``start + 1``) decorated for a person:
         one page of a search's hits is the same whether its ranking is new or kept."""
-        words = self._title_words(query, task, tags)
-        return self._decorate(ranking, task, query, words, start=start, stop=stop)
+        return self._decorate(ranking, self.parse(query, task, tags), start=start, stop=stop)
 
-    def decorate(self, ranking: Ranking, task: int, query: str, only: Collection[str] | None = None) -> list[SearchHit]:
+    def decorate(self, ranking: Ranking, task: int, query: str | ParsedQuery,
+                 only: Collection[str] | None = None) -> list[SearchHit]:
         """The hits of ``ranking`` as a person sees them (title, snippet, matched formulae), ranks
         counted over the whole ranking; with ``only``, just those ids are decorated."""
-        words = self._title_words(query, task)
-        return self._decorate(ranking, task, query, words, only=None if only is None else {str(i) for i in only})
-
-    @staticmethod
-    def _title_words(query: str, task: int, tags: tuple[str, ...] = ()) -> set[str]:
-        query = parse_filters(query)[0]
-        return set(SearchQuery.from_text(formula_query(query) if task == 2 else query, tags=tags).bags.title_words)
+        return self._decorate(ranking, self.parse(query, task), only=None if only is None else {str(i) for i in only})
 
     def _answerer(self, system: str | None) -> Answerer:
         sys_obj = resolve(3, system, self.index_dir)
@@ -312,17 +353,21 @@ class Searcher:
             return None
         return spec(base_system(self.ctx, sys_obj.base))
 
-    def answer(self, question: str, system: str | None = None, tags: tuple[str, ...] = (),
+    def answer(self, question: str | ParsedQuery, system: str | None = None, tags: tuple[str, ...] = (),
                ranking: Ranking | None = None) -> AnswerResult:
         """One answer of at most 1,200 characters to ``question`` (text with ``$LaTeX$``), with its
         sources: the Task 3 system ``system`` (default ``extract``) over this index.  ``ranking``:
         the question's Task 1 ranking by :meth:`answer_base`, already made (a server keeps it), to
-        draw from instead of searching again."""
-        if not question.strip() or not question.replace("$", "").strip():
+        draw from instead of searching again; ``question`` parsed already (:meth:`parse`, as Task 1)
+        is not read again."""
+        if isinstance(question, ParsedQuery):
+            q, question = question.query, question.typed
+        elif not question.strip() or not question.replace("$", "").strip():
             raise InputError("the question is empty; give words or a $formula$.")
+        else:
+            q = SearchQuery.from_text(question, tags=tags)
         sys_obj = self._answerer(system)
         self.ctx.require(("store", *needs_of(sys_obj)))
-        q = SearchQuery.from_text(question, tags=tags)
         if ranking is not None:
             made = sys_obj.answer_from(self.ctx, q, [(d, ranking[d]) for d in ranking.ordered()])
         else:
@@ -341,11 +386,10 @@ class Searcher:
             sources.append(AnswerSource(int(sid), post.thread_id if post else None, title))
         return AnswerResult(question, spec(sys_obj), made.text, sources, made.mode, list(made.notes))
 
-    def _decorate(self, ranking: Ranking, task: int, query: str, words: set[str], *,
+    def _decorate(self, ranking: Ranking, p: ParsedQuery, *,
                   only: set[str] | None = None, start: int = 0, stop: int | None = None) -> list[SearchHit]:
         store = self.ctx.store
-        query_keys = {formula_key(latex) for latex in split_math(annotate(query)[0])[1]} if task == 1 else set()
-        pattern = variables_pattern(query) if task == 2 else None
+        task, words, query_keys, pattern = p.task, p.title_words, p.formula_keys, p.pattern
         hits = []
         for rank, hit_id in enumerate(ranking.ordered()[start:stop], start + 1):
             if only is not None and hit_id not in only:

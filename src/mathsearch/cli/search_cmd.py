@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from ..readers.snippets import tex_shown
-from ..searcher import Searcher, searched_as
+from ..searcher import Searcher
 from ._common import console, friendly_errors, print_json
 
 
@@ -36,7 +36,7 @@ def search(
     out = console()
     for notice in result.notices:
         out.print(f"note: {notice}", highlight=False, markup=False)
-    understood = searched_as(query, task)
+    understood = result.searched_as
     if understood:
         out.print("searched as: " + "  ".join(f"${s['latex']}$" for s in understood), highlight=False, markup=False)
     out.print(f"[bold]{escape(result.system)}[/bold]: {len(result.hits)} hits", highlight=False)

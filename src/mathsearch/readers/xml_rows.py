@@ -59,6 +59,7 @@ def iter_xml_rows(
     report = report if report is not None else ReadReport(source=str(path))
     last_line = 0
     seen_root = False
+    root_tag = ""  # the root's name: the line-by-line recovery skips its tags, and no other
     open_rows: list[int] = []  # lines of the elements below the root started and not yet ended
     fh = path.open("rb")
     source = _CountingReader(fh, progress) if progress is not None else fh
@@ -69,6 +70,8 @@ def iter_xml_rows(
                     open_rows.append(elem.sourceline or 0)
                     if elem.tag == "row":
                         _stray_text(elem, path, report)
+                else:
+                    root_tag = str(elem.tag)
                 seen_root = True
                 continue
             parent = elem.getparent()
@@ -102,7 +105,7 @@ def iter_xml_rows(
                 report.skip("malformed XML row", f"{path}:{line} (never closed)")
     finally:
         fh.close()
-    yield from _iter_rows_by_line(path, last_line, report)
+    yield from _iter_rows_by_line(path, last_line, report, root_tag)
 
 
 def _stray_text(row, path: Path, report: ReadReport, after=None) -> None:
@@ -110,27 +113,36 @@ def _stray_text(row, path: Path, report: ReadReport, after=None) -> None:
     libxml2 reads it as the root's content and would drop it unsaid."""
     before = row.getprevious() if row is not None else after
     text = (before.tail if before is not None else row.getparent().text) or ""
+    start = before if before is not None else row.getparent()
     if not text.strip():
+        # Layout is newlines and the next row's indentation; a whole line of other whitespace
+        # between rows is a row damaged into a character reference (&#9;): reported too.
+        inner = text.split("\n")[1:-1]
+        for i, blank in enumerate(inner, 1):
+            if blank.strip(" \r"):
+                report.skip("malformed XML row", f"{path}:{(start.sourceline or 0) + i} (whitespace outside a row)")
         return
     # Counted on from the row (or root tag) before it, one line each: libxml2 turns a lone CR
     # into a newline in the text but does not count it as a line.
-    start = before if before is not None else row.getparent()
     line = (start.sourceline or 0) + text[: len(text) - len(text.lstrip())].count("\n")
     report.skip("malformed XML row", f"{path}:{line} (text outside a row)")
 
 
-# Lines that are no row: the declaration, a comment or doctype, the root's start or end tag.
-_NOT_A_ROW = re.compile(rb"<\?.*\?>|<!.*>|</?[A-Za-z_][\w.-]*\s*>")
+# Lines that are no row: the declaration, a comment or doctype.
+_NOT_A_ROW = re.compile(rb"<\?.*\?>|<!.*>")
 
 
-def _iter_rows_by_line(path: Path, after_line: int, report: ReadReport) -> Iterator[tuple[int, dict[str, str]]]:
-    """Recovery mode: parse each line after ``after_line`` on its own."""
+def _iter_rows_by_line(path: Path, after_line: int, report: ReadReport,
+                       root_tag: str = "") -> Iterator[tuple[int, dict[str, str]]]:
+    """Recovery mode: parse each line after ``after_line`` on its own.  Only the root's own tags
+    (``root_tag``) are skipped as no row: a damaged row (``<ro>``) is reported."""
+    root = re.compile(rb"</?" + re.escape(root_tag.encode()) + rb"\s*>") if root_tag else None
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if number <= after_line:
                 continue
             text = raw.strip()
-            if not text or _NOT_A_ROW.fullmatch(text):
+            if not text or _NOT_A_ROW.fullmatch(text) or (root is not None and root.fullmatch(text)):
                 continue  # declaration, comments, the root's tags, blank lines
             if not text.startswith(b"<row"):
                 report.skip("malformed XML row", f"{path}:{number}")

@@ -115,8 +115,8 @@ def _with_plain_math(title: str, question: str, on: bool) -> tuple[str, str, tup
     typed maths is read (documents are never rewritten)."""
     if not on:
         return title, question, ()
-    title, in_title = annotate(title)
-    question, in_question = annotate(question)
+    title, in_title = annotate(title) if title else (title, ())
+    question, in_question = annotate(question) if question else (question, ())
     return title, question, (*in_title, *in_question)
 
 

@@ -29,7 +29,6 @@ from pydantic import BaseModel, Field
 
 from ..browse import MAX_LATEX, formula_view, thread_of
 from ..errors import InputError, MathsearchError, NotFoundError
-from ..searcher import Searcher, searched_as
 from . import site
 from .render import (
     MATHJAX_DIR,
@@ -112,22 +111,6 @@ class Answer(BaseModel):
     system: str
     mode: str
     sources: list[Source]
-
-
-def _best(found: dict) -> int | str | None:
-    """The first hit of a search page (its answer, or Task 3's first source), for "no close match"."""
-    if found.get("answer"):
-        if found["answer"].get("mode") == "declined":
-            return -1  # declined: no post is close (evidence of an absent post is 0)
-        return None  # an answer was given: its source was close enough
-    if found.get("groups"):
-        first = found["groups"][0]["hits"][0]
-        return first["id"] if isinstance(first, dict) else first.id
-    hits = found.get("hits") or []
-    if hits:
-        first = hits[0]
-        return first["id"] if isinstance(first, dict) else first.id
-    return None
 
 
 class SearchedAs(BaseModel):
@@ -300,10 +283,7 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
     ) -> dict:
         """One page of hits (Task 1, 2) or one answer with its sources (Task 3); ``searched_as`` lists the
         maths typed without LaTeX (``sqrt 2``, ``integral of x sin x dx``) and the LaTeX searched."""
-        found = await service.search(q, task, page, size)
-        best = _best(found) if page == 1 else None  # "no close match" is said before the first results
-        notices = await service.call(Searcher.notices, service.searcher, q, task, best)
-        return {**found, "searched_as": searched_as(q, task), "notices": notices}
+        return await service.search(q, task, page, size)  # with what it was searched as and its notices
 
     @app.get("/api/thread/{post_id}", response_model=ThreadOut, responses=ERRORS, tags=["api"])
     async def api_thread(post_id: int = PathParam(..., ge=0, le=MAX_POST_ID, description=f"A post id, {ID_BOUND}.")) -> dict:
@@ -344,7 +324,6 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
                 raise InputError(f"the query has {len(q):,} characters; at most {MAX_QUERY:,} are searched.")
             if not q.strip():
                 return page(request, "search.html", **ctx)
-            ctx["searched_as"] = [formula_html(s["latex"]) for s in searched_as(q, t)] if t != 2 else []
 
             if t == 3:
                 found = await service.search(q, t, n, DEFAULT_SIZE)
@@ -352,8 +331,9 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
             else:  # one entry a thread (Task 1) or a formula (Task 2), counted
                 found = await service.grouped(q, t, n)
                 view = results_view(found, q, t, n, ctx["details"])
-            best = _best(found) if n == 1 else None  # "no close match" is said before the first results
-            ctx["notices"] = await service.call(Searcher.notices, service.searcher, q, t, best)
+            # the query as the search read it (once, where it ran): maths typed without LaTeX, notices
+            ctx["searched_as"] = [formula_html(s["latex"]) for s in found["searched_as"]] if t != 2 else []
+            ctx["notices"] = found["notices"]
         except (MathsearchError, HTTPException) as exc:
             ctx["error"] = public_message(str(getattr(exc, "detail", exc)), index_dir)
             shown = page(request, "search.html", 400 if isinstance(exc, MathsearchError) else exc.status_code, **ctx)

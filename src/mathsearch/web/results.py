@@ -21,9 +21,7 @@ from urllib.parse import urlencode
 
 from ..answers import sources_label
 from ..ranking import Ranking
-from ..searcher import Searcher, SearchHit, formula_query, group_by_visual_id
-from ..text.analysis import split_math
-from ..text.plainmath import annotate
+from ..searcher import ParsedQuery, Searcher, SearchHit, group_by_visual_id
 from .formula_marks import formula_parts_html, text_parts_html
 from .render import formula_html, latex_code, marks_of, text_html
 
@@ -53,27 +51,30 @@ def group_ids(ids: list[str], key_of: Mapping[str, object]) -> list[list[str]]:
 def results(searcher: Searcher, q: str, task: int, page: int, per_page: int = GROUPS_A_PAGE,
             max_page: int = MAX_PAGE) -> dict:
     """One page of grouped results (Task 1: by thread; Task 2: by visual id) and the counts."""
-    return ranked_results(searcher, q, task, page, per_page, max_page)[2]
+    return ranked_results(searcher, q, task, page, per_page, max_page)[3]
 
 
 def ranked_results(searcher: Searcher, q: str, task: int, page: int, per_page: int = GROUPS_A_PAGE,
-                   max_page: int = MAX_PAGE) -> tuple[str, Ranking, dict]:
-    """:func:`results` with the spec that ranked and its ranking, :data:`DEPTH` deep (for a server to keep)."""
-    system, ranking = searcher.rank(q, task, k=DEPTH)
-    return system, ranking, results_from(searcher, q, task, system, ranking, page, per_page, max_page)
+                   max_page: int = MAX_PAGE) -> tuple[str, Ranking, ParsedQuery, dict]:
+    """:func:`results` with the spec that ranked, its ranking :data:`DEPTH` deep and the query as
+    parsed (for a server to keep)."""
+    p = searcher.parse(q, task)
+    system, ranking = searcher.rank(p, task, k=DEPTH)
+    return system, ranking, p, results_from(searcher, p, system, ranking, page, per_page, max_page)
 
 
-def results_from(searcher: Searcher, q: str, task: int, system: str, ranking: Ranking, page: int,
+def results_from(searcher: Searcher, p: ParsedQuery, system: str, ranking: Ranking, page: int,
                  per_page: int = GROUPS_A_PAGE, max_page: int = MAX_PAGE) -> dict:
-    """:func:`results` from a ranking :data:`DEPTH` deep already made (a server keeps it): the
-    next pages of a query group and decorate, they do not search again."""
+    """:func:`results` from a ranking :data:`DEPTH` deep already made and its query as parsed (a
+    server keeps both): the next pages of a query group and decorate, they do not search again."""
+    task = p.task
     ids = ranking.ordered()
     store = searcher.ctx.store
     keys: Mapping[str, object] = store.thread_ids(ids) if task == 1 else store.visual_ids(ids)
     groups = group_ids(ids, keys)
     shown = groups[(page - 1) * per_page: page * per_page]
     wanted = {i for g in shown for i in g[: 1 + MORE_SHOWN]}
-    decorated = {str(h.id): h for h in searcher.decorate(ranking, task, q, wanted)}
+    decorated = {str(h.id): h for h in searcher.decorate(ranking, task, p, wanted)}
     out = []
     for g in shown:
         hits = [decorated[i] for i in g[: 1 + MORE_SHOWN]]
@@ -81,8 +82,12 @@ def results_from(searcher: Searcher, q: str, task: int, system: str, ranking: Ra
         if task == 2:
             entry["posts"] = group_by_visual_id(hits[:1], searcher)[0].posts
         out.append(entry)
+    best = out[0]["hits"][0].id if out and page == 1 else None  # "no close match" is said on page 1
     return {"system": system, "found": len(ids), "capped": len(ids) >= DEPTH, "groups_found": len(groups),
-            "pages": min(max_page, -(-len(groups) // per_page)), "groups": out, "per_page": per_page}
+            "pages": min(max_page, -(-len(groups) // per_page)), "groups": out, "per_page": per_page,
+            # the query as it was read, for the page: no face reads the typed text again
+            "searched": p.searched, "formulae": list(p.formulae), "bare_formula": p.bare_formula,
+            "searched_as": p.searched_as_json(), "notices": searcher.notices(p, task, best)}
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -110,9 +115,8 @@ def summary(found: dict, task: int, page: int) -> str:
 
 def results_view(found: dict, q: str, task: int, page: int, details: bool = False) -> dict:
     """What search.html shows of a grouped result page (Task 1 or 2)."""
-    searched = formula_query(q) if task == 2 else annotate(q)[0]  # plain-words maths marks as $...$ does
-    marks = marks_of(searched)
-    queries = split_math(searched)[1]  # the parts of hit formulae they match are marked
+    marks = marks_of(found["searched"])  # plain-words maths marks as $...$ does
+    queries = found["formulae"]  # the parts of hit formulae they match are marked
 
     def hit(h: SearchHit) -> dict:
         fid = h.id if task == 2 else None
@@ -157,10 +161,10 @@ def results_view(found: dict, q: str, task: int, page: int, details: bool = Fals
         "prev_href": href("/", q=q, task=task, page=page - 1, details=int(details) or None) if page > 1 else None,
         "next_href": href("/", q=q, task=task, page=page + 1, details=int(details) or None) if page < pages else None,
         "details_href": href("/", q=q, task=task, page=page if page > 1 else None, details=None if details else 1),
-        "bare_formula": task == 2 and formula_query(q) != q,
+        "bare_formula": found["bare_formula"],
     }
     if view["bare_formula"]:
-        view["query_formula_html"] = formula_html(formula_query(q)[1:-1])
+        view["query_formula_html"] = formula_html(found["searched"][1:-1])
     return view
 
 

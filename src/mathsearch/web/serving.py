@@ -29,6 +29,7 @@ from fastapi import HTTPException
 from fastapi.concurrency import run_in_threadpool
 
 from ..ranking import Ranking
+from ..searcher import ParsedQuery
 from .cache import DEFAULT_ENTRIES, ResultCache
 from .results import DEPTH, MAX_PAGE, results_from
 from .workers import InProcess, Overrun, WorkerLost, WorkerPool, op_answer_from, page_json
@@ -48,6 +49,7 @@ class Kept:
     system: str
     ranking: Ranking
     depth: int
+    parsed: ParsedQuery  # the query as it was read once: its next pages are not read again
     pages: OrderedDict[tuple, dict] = field(default_factory=OrderedDict)
 
     def covers(self, page: int, size: int) -> bool:
@@ -114,11 +116,11 @@ class SearchService:
         if kept is not None and kept.covers(page, size):
             found = kept.pages.get((page, size))
             if found is None:
-                found = await self.call(page_json, self.searcher, q, task, kept.system, kept.ranking, page, size)
+                found = await self.call(page_json, self.searcher, kept.parsed, kept.system, kept.ranking, page, size)
             kept.keep((page, size), found)
             return found
-        system, ranking, found = await self._lane("search", (q, task, page, size, depth))
-        kept = Kept(system, ranking, max(depth, page * size))
+        system, ranking, parsed, found = await self._lane("search", (q, task, page, size, depth))
+        kept = Kept(system, ranking, max(depth, page * size), parsed)
         kept.keep((page, size), found)
         self.cache.put(key, kept)
         return found
@@ -135,11 +137,11 @@ class SearchService:
         if kept is not None and kept.covers(1, DEPTH):
             found = kept.pages.get(at)
             if found is None:
-                found = await self.call(results_from, self.searcher, q, task, kept.system, kept.ranking, page)
+                found = await self.call(results_from, self.searcher, kept.parsed, kept.system, kept.ranking, page)
             kept.keep(at, found)
             return found
-        system, ranking, found = await self._lane("results", (q, task, page))
-        kept = Kept(system, ranking, DEPTH)
+        system, ranking, parsed, found = await self._lane("results", (q, task, page))
+        kept = Kept(system, ranking, DEPTH, parsed)
         kept.keep(at, found)
         self.cache.put(key, kept)
         return found
@@ -153,11 +155,11 @@ class SearchService:
         if kept is not None:
             return kept
         if ranked is not None:  # the question's Task 1 ranking is kept: the answer is drawn from it
-            found = await self.call(op_answer_from, self.searcher, q, size, ranked.ranking)
+            found = await self.call(op_answer_from, self.searcher, ranked.parsed, size, ranked.ranking)
         else:
-            system, ranking, found = await self._lane("answer", (q, size, depth))
+            system, ranking, parsed, found = await self._lane("answer", (q, size, depth))
             if system is not None:
-                self.cache.put((q, 1, system), Kept(system, ranking, depth))
+                self.cache.put((q, 1, system), Kept(system, ranking, depth, parsed))
         self.cache.put(key, found)
         return found
 

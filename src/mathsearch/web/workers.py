@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..ranking import Ranking
-from ..searcher import Searcher, group_by_visual_id
+from ..searcher import ParsedQuery, Searcher, group_by_visual_id
 from .results import MAX_PAGE, ranked_results
 
 
@@ -54,47 +54,60 @@ class WorkerLost(Exception):
 
 
 # -- the ops ------------------------------------------------------------------------------------
-def page_json(s: Searcher, q: str, task: int, system: str, ranking: Ranking, page: int, size: int) -> dict:
+def page_json(s: Searcher, p: ParsedQuery, system: str, ranking: Ranking, page: int, size: int) -> dict:
     """One page of a Task 1 or 2 search from its ranking (at least ``page * size`` deep where the
-    search found that many): hits, Task 2's groups, and whether a next page exists."""
-    hits = s.hits(q, task, ranking, (page - 1) * size, page * size)
+    search found that many): hits, Task 2's groups, whether a next page exists, and what the query
+    was searched as and the notices to read first (page 1: "no close match" too)."""
+    hits = s.hits(p, p.task, ranking, (page - 1) * size, page * size)
     more = len(ranking) >= page * size and page < MAX_PAGE
-    groups = [asdict(g) for g in group_by_visual_id(hits, s)] if task == 2 else None
-    return {"query": q, "task": task, "system": system, "page": page, "size": size,
+    groups = [asdict(g) for g in group_by_visual_id(hits, s)] if p.task == 2 else None
+    best = hits[0].id if hits and page == 1 else None
+    return {"query": p.typed, "task": p.task, "system": system, "page": page, "size": size,
             "hits": [asdict(h) for h in hits], "groups": groups, "answer": None,
-            "next_page": page + 1 if more else None}
+            "next_page": page + 1 if more else None,
+            "searched_as": p.searched_as_json(), "notices": s.notices(p, p.task, best)}
 
 
-def answer_json(q: str, size: int, made: Any) -> dict:
-    return {"query": q, "task": 3, "system": made.system, "page": 1, "size": size, "hits": [], "groups": None,
+def answer_json(s: Searcher, p: ParsedQuery, size: int, made: Any) -> dict:
+    declined = made.mode == "declined"  # no post close enough: "no close match" says why
+    return {"query": p.typed, "task": 3, "system": made.system, "page": 1, "size": size, "hits": [], "groups": None,
             "answer": {"text": made.text, "system": made.system, "mode": made.mode,
-                       "sources": [asdict(x) for x in made.sources]}, "next_page": None}
+                       "sources": [asdict(x) for x in made.sources]}, "next_page": None,
+            "searched_as": p.searched_as_json(), "notices": s.notices(p, 3, -1 if declined else None)}
 
 
-def op_search(s: Searcher, q: str, task: int, page: int, size: int, depth: int) -> tuple[str, Ranking, dict]:
-    """A search ranked ``depth`` deep (the pages a person may ask next) and its page ``page``."""
-    system, ranking = s.rank(q, task, k=max(depth, page * size))
-    return system, ranking, page_json(s, q, task, system, ranking, page, size)
+def op_search(s: Searcher, q: str, task: int, page: int, size: int,
+              depth: int) -> tuple[str, Ranking, ParsedQuery, dict]:
+    """A search ranked ``depth`` deep (the pages a person may ask next), the query as parsed (to
+    keep with the ranking) and its page ``page``."""
+    p = s.parse(q, task)
+    system, ranking = s.rank(p, task, k=max(depth, page * size))
+    return system, ranking, p, page_json(s, p, system, ranking, page, size)
 
 
-def op_results(s: Searcher, q: str, task: int, page: int) -> tuple[str, Ranking, dict]:
+def op_results(s: Searcher, q: str, task: int, page: int) -> tuple[str, Ranking, ParsedQuery, dict]:
     """The search page's grouped results (:func:`mathsearch.web.results.ranked_results`): the
-    ranking to keep and page ``page`` grouped and decorated, in the worker (the server does no store
-    work for a query it has not kept)."""
+    ranking and parsed query to keep and page ``page`` grouped and decorated, in the worker (the
+    server does no store work for a query it has not kept)."""
     return ranked_results(s, q, task, page)
 
 
-def op_answer(s: Searcher, q: str, size: int, depth: int) -> tuple[str | None, Ranking | None, dict]:
-    """A Task 3 answer, and the Task 1 ranking it was drawn from (where the system takes one), to keep."""
+def op_answer(s: Searcher, q: str, size: int,
+              depth: int) -> tuple[str | None, Ranking | None, ParsedQuery, dict]:
+    """A Task 3 answer, and the Task 1 ranking it was drawn from (where the system takes one) with
+    the question as parsed, to keep."""
+    if not q.replace("$", "").strip():
+        s.answer(q)  # an empty question: answer() says so
+    p = s.parse(q, 1)  # a question is read as a Task 1 query
     base = s.answer_base()
-    if base is None or not q.replace("$", "").strip():  # (an empty question: answer() says so)
-        return None, None, answer_json(q, size, s.answer(q))
-    system, ranking = s.rank(q, 1, base, k=depth)
-    return system, ranking, answer_json(q, size, s.answer(q, ranking=ranking))
+    if base is None:
+        return None, None, p, answer_json(s, p, size, s.answer(p))
+    system, ranking = s.rank(p, 1, base, k=depth)
+    return system, ranking, p, answer_json(s, p, size, s.answer(p, ranking=ranking))
 
 
-def op_answer_from(s: Searcher, q: str, size: int, ranking: Ranking) -> dict:
-    return answer_json(q, size, s.answer(q, ranking=ranking))
+def op_answer_from(s: Searcher, p: ParsedQuery, size: int, ranking: Ranking) -> dict:
+    return answer_json(s, p, size, s.answer(p, ranking=ranking))
 
 
 OPS = {"search": op_search, "results": op_results, "answer": op_answer, "answer_from": op_answer_from}
