@@ -12,6 +12,7 @@ ruff check src tests bench
 # The documentation site: broken links, missing pages and docstrings that do not render fail (into site/, ignored).
 # (tests/test_docs.py checks the generated CLI page and runs the API examples as doctests.)
 NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir site
-# Two test processes (pytest-xdist; a file's tests stay in one): the suite is mostly one core's
+# Two test processes (pytest-xdist; a file's tests stay in one, files in the order tests/conftest.py
+# gives: the longest first): the suite is mostly one core's
 # work, and CI has two.  MATHSEARCH_TEST_JOBS=0 runs it in this one process.
-python -m pytest -q -n "${MATHSEARCH_TEST_JOBS:-2}" --dist loadfile "$@"
+python -m pytest -q -n "${MATHSEARCH_TEST_JOBS:-2}" --dist loadfile --no-loadscope-reorder "$@"

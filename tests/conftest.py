@@ -93,8 +93,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         for tier in sorted(tiers_of(item)):
             item.add_marker(getattr(pytest.mark, tier))
+    # then the other files with a slow test (a browser, Ray, a neural encoder), then the rest: short
+    # files last fill the gaps when one process ends before the other
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+    slow_files = {item.path.name for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank) + (item.path.name not in slow_files)))
 
 
 @pytest.fixture(scope="module")
