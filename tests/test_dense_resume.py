@@ -26,6 +26,22 @@ from mathsearch.indexes import dense_chunks
 VECTOR_FILES = ("questions.npy", "question_ids.npy", "answers.npy", "answer_ids.npy")
 
 
+def assert_same_vectors(resumed_file: Path, whole_file: Path, min_cosine: float) -> None:
+    """A resumed build's vectors against a whole build's: the same dtype, shape and ids, and every
+    vector the same to rounding (cosine above ``min_cosine``).  Not always the same bytes: torch's
+    sums round differently in another process, after other test files (one bit of one value, seen
+    in a clean clone's CI run of 2026-11-26; byte-equal when the file runs alone)."""
+    resumed, made = np.load(resumed_file), np.load(whole_file)
+    name = resumed_file.name
+    assert resumed.dtype == made.dtype and resumed.shape == made.shape, name
+    if resumed.dtype.kind != "f":
+        assert (resumed == made).all(), name
+        return
+    a, b = resumed.astype(np.float64), made.astype(np.float64)
+    cosine = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    assert cosine.min() > min_cosine, (name, float(cosine.min()))
+
+
 def _killed_build(dump: Path, target: Path, after: int, plan: str, only: str = "", env: dict | None = None) -> None:
     """``build_index`` in a child process that kills itself (SIGKILL) once ``after`` chunks whose
     folder holds ``only`` are on disk: a ``kill -9`` half way through the embedding."""
@@ -88,8 +104,9 @@ def test_a_killed_minilm_embedding_resumes_where_it_stopped(tmp_path, counted, c
     whole = tmp_path / "whole"
     build_index(dump, whole, optional=("dense",), dense_plan="minilm")  # never interrupted
     assert len(counted) == 12
-    for name in (*VECTOR_FILES, "manifest.json"):
-        assert (target / "dense" / name).read_bytes() == (whole / "dense" / name).read_bytes(), name
+    for name in VECTOR_FILES:
+        assert_same_vectors(target / "dense" / name, whole / "dense" / name, 0.9999)
+    assert (target / "dense" / "manifest.json").read_bytes() == (whole / "dense" / "manifest.json").read_bytes()
     manifest = json.loads((target / "mathsearch-index.json").read_text())
     plan = manifest["counts"]["dense_plan"]
     assert plan["plan"] == "minilm" and plan["posts"] == 12 and plan["minilm_posts_per_second"] > 0
@@ -213,14 +230,7 @@ def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base
     # the difference grows over the epochs (byte-equal alone, not after other test files on
     # 2026-11-26; the validation curves agree to 1e-3 below).
     for name in VECTOR_FILES:
-        resumed, made = np.load(target / "dense" / name), np.load(whole / "dense" / name)
-        assert resumed.dtype == made.dtype and resumed.shape == made.shape, name
-        if resumed.dtype.kind != "f":
-            assert (resumed == made).all(), name
-            continue
-        a, b = resumed.astype(np.float64), made.astype(np.float64)
-        cosine = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-        assert cosine.min() > 0.999, (name, float(cosine.min()))
+        assert_same_vectors(target / "dense" / name, whole / "dense" / name, 0.999)
     # the one command trains the student of the three-command recipe: a MiniLM index as teacher, then
     # train-encoder's defaults (README's static row)
     from mathsearch.building.train import TrainConfig, train
