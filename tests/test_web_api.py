@@ -85,6 +85,22 @@ def test_task2_groups_hold_one_visual_id_each(client, sample_index):
     assert any(len(g["posts"]) > 1 for g in groups)  # formulae that several posts hold
 
 
+def test_the_apis_hits_and_groups_are_the_librarys_records(app, client):
+    """One hit model from the library to JSON: the schema's hit, group and source are the library's
+    dataclasses, and a response's hits carry exactly their fields (a field added to one shows in both)."""
+    from dataclasses import fields
+
+    from mathsearch.searcher import AnswerSource, FormulaGroup, SearchHit
+
+    schemas = app.openapi()["components"]["schemas"]
+    for record in (SearchHit, FormulaGroup, AnswerSource):
+        assert set(schemas[record.__name__]["properties"]) == {f.name for f in fields(record)}, record
+    assert not {"Hit", "Group", "Source"} & set(schemas)  # no second model beside them
+    r = client.get("/api/search", params={"q": "$x^2+y^2$", "task": 2, "size": 5}).json()
+    assert r["hits"] and all(set(h) == {f.name for f in fields(SearchHit)} for h in r["hits"])
+    assert all(set(g) == {f.name for f in fields(FormulaGroup)} for g in r["groups"])
+
+
 def test_task3_answers_with_sources(client):
     r = client.get("/api/search", params={"q": "Why does the harmonic series $\\sum 1/n$ diverge?", "task": 3}).json()
     a = r["answer"]

@@ -145,7 +145,10 @@ def _number(hit_id: str) -> int | str:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One hit as a person sees it: ``id`` is the answer (Task 1) or formula instance (Task 2)."""
+    """One hit as a person sees it: ``id`` is the answer (Task 1) or formula instance (Task 2);
+    ``snippet`` plain text with $LaTeX$, never cut inside a formula; ``bindings``, for Task 2 with
+    query variables (?a, \\qvar{a}), the LaTeX each variable matched in this formula.  The API's
+    JSON and its schema are this record's."""
 
     rank: int
     id: int | str

@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from ..browse import MAX_LATEX, formula_view, thread_of
 from ..errors import InputError, MathsearchError, NotFoundError
+from ..searcher import AnswerSource, FormulaGroup, SearchHit  # the API's records are the library's
 from . import site
 from .render import (
     MATHJAX_DIR,
@@ -69,48 +70,11 @@ SECURITY_HEADERS = {
 
 
 # -- API models (the OpenAPI schema) ---------------------------------------------------------------
-class Hit(BaseModel):
-    rank: int
-    id: int | str = Field(description="The answer (Task 1) or formula instance (Task 2).")
-    post_id: int | None
-    score: float
-    thread_title: str | None
-    snippet: str = Field(description="Plain text with $LaTeX$, never cut inside a formula.")
-    matched_formulae: list[str]
-    matched_total: int
-    cut: list[str]
-    visual_id: str | None = None
-    bindings: dict[str, str] | None = Field(None, description="Task 2 with query variables (?a, \\qvar{a}): the "
-                                                              "LaTeX each variable matched in this formula.")
-
-
-class GroupPost(BaseModel):
-    formula_id: int
-    post_id: int
-    thread_id: int
-    thread_title: str | None
-
-
-class Group(BaseModel):
-    visual_id: str | None
-    rank: int
-    score: float
-    latex: str
-    hits: list[Hit]
-    posts: list[GroupPost] = Field(description="Posts of the collection holding this formula (at most 5).")
-
-
-class Source(BaseModel):
-    post_id: int
-    thread_id: int | None
-    thread_title: str | None
-
-
 class Answer(BaseModel):
     text: str
     system: str
     mode: str
-    sources: list[Source]
+    sources: list[AnswerSource]
 
 
 class SearchedAs(BaseModel):
@@ -124,11 +88,11 @@ class SearchOut(BaseModel):
     system: str
     page: int
     size: int
-    hits: list[Hit]
+    hits: list[SearchHit]
     searched_as: list[SearchedAs] = Field([], description="Maths typed without LaTeX and the LaTeX it was searched as.")
     notices: list[str] = Field([], description="Lines to read before the hits: a [tag] no thread has, a filter "
                                                "this collection cannot apply, no close match.")
-    groups: list[Group] | None = Field(None, description="Task 2: the page's hits grouped by visual id.")
+    groups: list[FormulaGroup] | None = Field(None, description="Task 2: the page's hits grouped by visual id.")
     answer: Answer | None = Field(None, description="Task 3: one answer with its sources.")
     next_page: int | None
 
