@@ -231,7 +231,7 @@ class _Builder:
     def scripted(self, on: ONode, node: SNode) -> ONode:
         """Wrap an operand in its scripts: sub first, then superscript (primes by name)."""
         edges = node.edges
-        if not edges or node.kind in "KDAM" and not any(e in "abcd" for e, _ in edges):
+        if not edges or node.kind in "KDAM" and not _has_script(edges):
             return on
         sub = sup = presub = presup = over = under = None
         for e, child in edges:
@@ -340,6 +340,22 @@ def _match_fences(items: list[tuple]) -> list[tuple]:
 _OPERAND_START = frozenset({"x", "G", "fn", "big"})
 
 
+def _has_script(edges: list[tuple[str, SNode]]) -> bool:
+    """Whether a node has a sub-, super- or prescript (a loop, not ``any()``: the compiled core's
+    methods cannot hold a generator)."""
+    for e, _child in edges:
+        if e in "abcd":
+            return True
+    return False
+
+
+def _has_quantifier(chain: list[tuple]) -> bool:
+    for c in chain:
+        if c[0] == "pre" and c[1] in ("forall", "exists", "nexists"):
+            return True
+    return False
+
+
 class _Pratt:
     """Operator-precedence parsing of one token list (one line or one fenced group)."""
 
@@ -434,7 +450,7 @@ class _Pratt:
                     self.i += 1
                 else:
                     break
-            quantifier = any(c[0] == "pre" and c[1] in ("forall", "exists", "nexists") for c in chain)
+            quantifier = _has_quantifier(chain)
             operand = self.expr(P_REL if quantifier else P_IMPL)
             if operand is None and len(chain) == 1:
                 return ONode("S!" + chain[0][2].label)  # a lone sign (ℝ^+) is a symbol

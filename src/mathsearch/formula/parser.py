@@ -399,7 +399,7 @@ class ParseState:
         c0 = t[0]
         if "0" <= c0 <= "9":
             if self.font:
-                return SNode("N!" + "".join(styled(c, self.font) if c != "." else c for c in t), "N")
+                return SNode("N!" + "".join([styled(c, self.font) if c != "." else c for c in t]), "N")
             return SNode("N!" + t, "N")
         if len(t) == 1:
             role = CHAR_ROLE.get(t)

@@ -3,6 +3,7 @@ visual formula once (in worker processes), write postings family by family."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -28,6 +29,18 @@ _W: dict[str, object] = {}
 
 def _analyze_chunk(latexes: list[str]) -> tuple:
     """Per formula: SLT size, visual key, and per family (lengths, token hashes, tfs) arrays."""
+    # The trees of a chunk are many small objects, none of them garbage in a cycle the chunk needs
+    # collected: the cyclic collector, run every 700 allocations, took a fifth of the step's time.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(latexes)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _analyze(latexes: list[str]) -> tuple:
     analyzer = _W.get("analyzer")
     if analyzer is None:
         analyzer = _W["analyzer"] = FormulaAnalyzer(slt_window=SLT_WINDOW, opt_window=OPT_WINDOW, cache_size=1024,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,14 +36,23 @@ class TokenHasher:
         return np.fromiter(map(ids.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
 
 
-def family_tokens(analysis: Analysis) -> dict[str, Counter]:
-    """The token bags of each family of one analysed formula."""
+def _bag(tokens: Iterable[str]) -> dict[str, int]:
+    """Each token's count, in the order of first occurrence (as a ``Counter``: a formula's few
+    dozen tokens cost less counted here than a ``Counter``'s set-up, ~30 us, four times a formula)."""
+    bag: dict[str, int] = {}
+    for t in tokens:
+        bag[t] = bag.get(t, 0) + 1
+    return bag
+
+
+def family_tokens(analysis: Analysis) -> dict[str, dict[str, int]]:
+    """The token bags of each family of one analysed formula: token -> count, first occurrence first."""
     slt_tokens = analysis.slt_tokens
     return {
-        "s": Counter(slt_tokens),
-        "o": Counter(analysis.opt_tokens),
-        "u": Counter(_VAR.sub("V!", t) if "V!" in t else t for t in slt_tokens),  # the test skips most regex calls
-        "p": Counter(leaf_paths(analysis.parsed.opt)),
+        "s": _bag(slt_tokens),
+        "o": _bag(analysis.opt_tokens),
+        "u": _bag([_VAR.sub("V!", t) if "V!" in t else t for t in slt_tokens]),  # the test skips most regex calls
+        "p": _bag(leaf_paths(analysis.parsed.opt)),
     }
 
 
