@@ -31,8 +31,11 @@ class TokenHasher:
     def many(self, family: str, tokens: list[str]) -> np.ndarray:
         """``[self(family + t) for t in tokens]`` as uint64, each distinct token hashed once."""
         ids = dict.fromkeys(tokens)
+        cache = self._cache
         for t in ids:
-            ids[t] = self(family + t)
+            key = family + t
+            h = cache.get(key)  # the cache read here, not through __call__: most tokens are known
+            ids[t] = h if h is not None else self(key)
         return np.fromiter(map(ids.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
 
 
