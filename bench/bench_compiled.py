@@ -153,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     skip = set(filter(None, args.skip.split(",")))
+    from mathsearch.indexes.directory import IndexDirectory
+
+    # checked here, before any child starts: a wrong --index is one line and exit 2, not a child's traceback
+    IndexDirectory(args.index).require(["store"] + (["text", "formula"] if "query" not in skip else []))
     runs: dict[str, dict[str, list[dict]]] = {}
     for path in _order(args.rounds):
         if "analyse" not in skip:
@@ -209,4 +213,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mathsearch.errors import run_script
+
+    run_script(main)
