@@ -117,10 +117,13 @@
           // keys typed in the field are the field's: not the page's shortcuts (/, j, k, n, p)
           field.addEventListener("keydown", (e) => e.stopPropagation());
           // "ready" once MathLive has mounted the field and it holds the focus: keys typed before
-          // that were lost on a slow machine
+          // that were lost on a slow machine. MathLive moves the focus 60 ms after focus() is
+          // called, so "ready" waits for the focus itself (or 2 s, if something took it meanwhile)
+          const ready = () => panel.setAttribute("data-editor", "ready");
           field.addEventListener("mount", () => {
+            field.addEventListener("focusin", ready, { once: true });
             field.focus();
-            panel.setAttribute("data-editor", "ready");
+            setTimeout(ready, 2000);
           }, { once: true });
           status.replaceWith(field);
           return;
