@@ -19,7 +19,7 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "src" / "mathsearch"))
-from _compiled import COMPILED  # noqa: E402 - one list of modules, read by the build and the run
+from _compiled import COMPILED, KERNELS  # noqa: E402 - one list of modules, read by the build and the run
 
 sys.path.pop(0)
 
@@ -39,6 +39,9 @@ def _extensions() -> list:
     from setuptools import Extension
 
     exts = [Extension(name, [f"src/{name.replace('.', '/')}.py"]) for name in COMPILED]
+    # The kernels' sums are those of the numpy code they replace: no fused multiply-add.
+    exts += [Extension(name, [f"src/{name.replace('.', '/')}.pyx"], extra_compile_args=["-ffp-contract=off"])
+             for name in KERNELS]
     try:
         return cythonize(exts, compiler_directives=DIRECTIVES, quiet=True)
     except Exception as exc:  # noqa: BLE001 - any failure here means: build without it
@@ -65,7 +68,7 @@ class OptionalBuildExt(build_ext):
         # newer than it is copied, not compiled again (the core venv of scripts/smoke_core.sh).
         beside = HERE / "src" / self.get_ext_filename(ext.name)
         target = Path(self.get_ext_fullpath(ext.name))
-        sources = [HERE / s for s in ext.sources] + [HERE / "src" / f"{ext.name.replace('.', '/')}{x}" for x in (".py", ".pxd")]
+        sources = [HERE / s for s in ext.sources] + [HERE / "src" / f"{ext.name.replace('.', '/')}{x}" for x in (".py", ".pxd", ".pyx")]
         if (not self.force and beside.is_file() and beside.resolve() != target.resolve()
                 and all(not s.is_file() or s.stat().st_mtime <= beside.stat().st_mtime for s in sources)):
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,9 @@ COMPILED = (
     "mathsearch.formula.analysis",
     "mathsearch.indexes.formula.tokens",
 )
+# Compiled-only kernels (.pyx, no .py twin): their callers run their own numpy code where the
+# kernel was not built, is stale, or the pure path is asked for (:func:`load_kernel`).
+KERNELS = ("mathsearch.indexes.formula._kernel",)
 ENV = "MATHSEARCH_PURE_PYTHON"
 
 
@@ -76,17 +79,39 @@ def install() -> None:
         sys.meta_path.insert(0, _PurePythonFinder())
 
 
+def load_kernel(name: str):  # noqa: ANN201 - a module, or None
+    """The compiled kernel ``name`` (one of :data:`KERNELS`), or None where the pure path is asked
+    for, it was not built, or it is older than its ``.pyx`` (then with one warning line)."""
+    if pure_python_requested():
+        return None
+    spec = importlib.util.find_spec(name.rpartition(".")[0])
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    source = Path(locations[0]) / (name.rpartition(".")[2] + ".pyx") if locations else None
+    if source is not None and source.is_file() and _stale(source):
+        if name not in _warned:
+            _warned.add(name)
+            print(f"mathsearch: WARNING: the compiled {name} is older than its source; running the numpy path "
+                  "(rebuild: python setup.py build_ext --inplace, or pip install -e .)", file=sys.stderr)
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
 def status() -> dict[str, str]:
-    """Per module of :data:`COMPILED`, ``compiled`` or ``python``: what this process loaded
-    (importing them if not yet imported)."""
+    """Per module of :data:`COMPILED` and :data:`KERNELS`, ``compiled`` or ``python``: what this
+    process runs (importing them if not yet imported)."""
     out = {}
     for name in COMPILED:
         module = importlib.import_module(name)
         loader = getattr(module.__spec__, "loader", None)
         out[name] = "compiled" if isinstance(loader, importlib.machinery.ExtensionFileLoader) else "python"
+    for name in KERNELS:
+        out[name] = "compiled" if load_kernel(name) is not None else "python"
     return out
 
 
 def is_compiled() -> bool:
-    """Whether every module of :data:`COMPILED` runs compiled in this process."""
+    """Whether every module of :data:`COMPILED` and :data:`KERNELS` runs compiled in this process."""
     return all(v == "compiled" for v in status().values())

@@ -4,16 +4,21 @@ systems ask of it (best instances for Task 2, answers by their best formula for 
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..._compiled import load_kernel
 from ...errors import InputError
 from ...formula import FormulaAnalyzer
 from ...ranking import Ranking, ranked
 from .layout import COMMENT, FAMILIES, FORMULA_DIR, MANIFEST, VERSION
 from .tokens import QueryTokens, TokenHasher, query_tokens
+
+# The candidate loop compiled (_kernel.pyx), or None: the numpy code below, its reference.
+_kernel = load_kernel("mathsearch.indexes.formula._kernel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +107,9 @@ class FormulaIndex:
         self.analyzer = FormulaAnalyzer(slt_window=meta["slt_window"], opt_window=meta["opt_window"], cache_size=4096,
                                        keep_trees=True)
         self.hasher = TokenHasher()
+        self.kernel = _kernel if _kernel_fits(self.post_doc, self.post_tf, self.len_plain, self.len_idf) else None
+        self._slots: list[np.ndarray] = []  # the kernel's scratch (one per query running at once)
+        self._slots_lock = threading.Lock()
 
     @classmethod
     def open(cls, index_dir: str | Path) -> FormulaIndex:
@@ -319,6 +327,8 @@ class FormulaIndex:
         within[:1] = True  # the rarest tuple at least
         rare = np.zeros(len(df), dtype=bool)
         rare[by_df[within]] = True
+        if self.kernel is not None:
+            return self._search_compiled(q, scoring, k, keep, tuples, rare, by_df[~within])
         docs, ov = self._accumulate(tuples, rare)
         if scoring.exact > 0:
             docs, ov = self._with_exact(docs, ov, q)
@@ -347,6 +357,59 @@ class FormulaIndex:
                 ov[fi, rows] += np.minimum(tf.astype(np.float64), tuples.qtf[j]) * tuples.idf[j]
                 rest[fi] -= tuples.qtf[j] * tuples.idf[j]
         return docs.astype(np.int64), self._combine(docs, ov, tuples, scoring, q)
+
+    def _search_compiled(self, q: QueryTokens, scoring: Scoring, k: int | None, keep: np.ndarray | None,
+                         tuples: _Tuples, rare: np.ndarray, frequent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_search` with the candidate loop compiled (``_kernel``): the same steps, sums
+        and pruning as the numpy code, in one pass each instead of numpy's several."""
+        kernel = self.kernel
+        assert kernel is not None
+        j = np.flatnonzero(rare)
+        dense = int(tuples.df[j].sum()) * 4 >= self.n  # where _accumulate takes _accumulate_dense
+        early = keep if keep is not None and scoring.exact <= 0 else None  # else after the exact matches
+        slot = self._take_slot()
+        docs, ov = kernel.accumulate(self.post_doc, self.post_tf, tuples.lo[j], tuples.hi[j], tuples.fam[j],
+                                     tuples.qtf[j], tuples.idf[j], len(FAMILIES), dense,
+                                     None if early is None else early.view(np.uint8), slot)
+        self._give_slot(slot)
+        if scoring.exact > 0:
+            docs, ov = self._with_exact(docs, ov, q)
+            if keep is not None:
+                kept = keep[docs]
+                docs, ov = docs[kept], ov[:, kept]
+        if len(frequent):
+            rest = np.zeros(len(FAMILIES))  # what the tuples not read yet may still add, per family
+            np.add.at(rest, tuples.fam[frequent], tuples.qtf[frequent] * tuples.idf[frequent])
+            cands = kernel.Candidates(docs, ov)
+            if k is not None:
+                fams = list(tuples.q_len)
+                factor, bonus = _Bounds.factor_and_bonus(self, docs, scoring, q)
+                cands.bound(self.len_idf if scoring.idf else self.len_plain, fams,
+                            np.array([tuples.q_len[fi] for fi in fams]),
+                            np.array([scoring.weights[fi] for fi in fams], dtype=np.float64), factor, bonus)
+            slack = np.inf
+            for jf in frequent.tolist():
+                if k is not None and cands.m > k and rest.sum() <= slack * (2 / 3):  # as in _search
+                    slack = rest.sum()
+                    cands.prune(rest, k)
+                fi = int(tuples.fam[jf])
+                cands.lookup_add(self.post_doc, self.post_tf, int(tuples.lo[jf]), int(tuples.hi[jf]), fi,
+                                 float(tuples.qtf[jf]), float(tuples.idf[jf]))
+                rest[fi] -= tuples.qtf[jf] * tuples.idf[jf]
+            docs, ov = cands.result()
+        return docs.astype(np.int64), self._combine(docs, ov, tuples, scoring, q)
+
+    def _take_slot(self) -> np.ndarray:
+        with self._slots_lock:
+            if self._slots:
+                return self._slots.pop()
+        return np.full(self.n, -1, dtype=np.int32)
+
+    def _give_slot(self, slot: np.ndarray) -> None:
+        """Back to the pool once the kernel has returned (it leaves the scratch all -1 again; a
+        query that failed inside never gives its scratch back)."""
+        with self._slots_lock:
+            self._slots.append(slot)
 
     def _tuples(self, q: QueryTokens, scoring: Scoring) -> _Tuples:
         fams, pos, qtfs, idfs, q_len = [], [], [], [], {}
@@ -470,11 +533,18 @@ class _Bounds:
         weight = np.array([scoring.weights[fi] for fi in self.fams])[:, None]
         self.ratio = 2.0 * weight / np.maximum(q_len[:, None] + length, 1e-9)
         self.cap = np.minimum(length, q_len[:, None]) * (1 + 1e-6) + 1e-9  # an overlap is at most either length
-        self.factor = np.ones(len(docs))
+        self.factor, self.bonus = self.factor_and_bonus(ix, docs, scoring, q)
+
+    @staticmethod
+    def factor_and_bonus(ix: FormulaIndex, docs: np.ndarray, scoring: Scoring,
+                         q: QueryTokens) -> tuple[np.ndarray, np.ndarray]:
+        """Per candidate, the size factor and the exact-match bonus of its score."""
+        factor = np.ones(len(docs))
         if scoring.size_power > 0:
             m = ix.n_nodes[docs].astype(np.float64)
-            self.factor = (np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)) ** scoring.size_power
-        self.bonus = scoring.exact * (ix.vkey[docs] == np.uint64(q.vkey)) if scoring.exact > 0 else np.zeros(len(docs))
+            factor = (np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)) ** scoring.size_power
+        bonus = scoring.exact * (ix.vkey[docs] == np.uint64(q.vkey)) if scoring.exact > 0 else np.zeros(len(docs))
+        return factor, bonus
 
     def alive(self, ov: np.ndarray, rest: np.ndarray, k: int) -> np.ndarray:
         seen = ov[self.fams]
@@ -504,3 +574,10 @@ class _Members:
 
     def number(self, docs: np.ndarray) -> None:
         self.row[docs] = np.arange(len(docs))
+
+
+def _kernel_fits(post_doc: np.ndarray, post_tf: np.ndarray, *lens: np.ndarray) -> bool:
+    """Whether the index's arrays have the types the kernel was compiled for (an index written
+    otherwise runs the numpy code)."""
+    return (post_doc.dtype == np.int32 and post_tf.dtype == np.uint16 and all(a.dtype == np.float32 for a in lens)
+            and post_doc.flags.c_contiguous and post_tf.flags.c_contiguous)

@@ -1,0 +1,202 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""The candidate loop of a formula search, compiled (setup.py builds it; there is no .py twin).
+
+:meth:`FormulaIndex._search <mathsearch.indexes.formula.search.FormulaIndex._search>` runs this
+where it was built and the pure path was not asked for, and its numpy code otherwise.  Every
+sum is taken in the numpy code's order (a per-family bincount adds a formula's weights in query
+tuple order; an axis-0 sum adds the family rows one after the other), so both give the same
+candidates, the same pruning and scores equal to the last bit (tests/test_formula_kernel.py).
+setup.py compiles it with ``-ffp-contract=off``: a fused multiply-add would round differently.
+"""
+
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t, uint16_t
+
+
+def accumulate(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const int64_t[::1] lo,
+               const int64_t[::1] hi, const int64_t[::1] fam, const double[::1] qtf,
+               const double[::1] idf, Py_ssize_t n_fam, bint dense, keep, int32_t[::1] slot):
+    """The formulae in the postings ``lo[j]:hi[j]`` (ascending, int32) and their overlap per family
+    (``n_fam`` x formulae): ``min(tf, qtf[j]) * idf[j]`` added in the order of ``j``.
+
+    ``dense``: drop formulae whose overlaps are all 0 (as the bincount over all formulae does);
+    ``keep`` (uint8 per formula, or None): drop the formulae it marks 0.  ``slot`` is scratch of
+    one entry per formula, all -1, and left so."""
+    cdef Py_ssize_t j, p, i, f, w, m = 0, total = 0, nj = lo.shape[0]
+    cdef int32_t d
+    cdef double t, q, x
+    cdef bint ok
+    cdef const unsigned char[::1] kept
+    for j in range(nj):
+        total += hi[j] - lo[j]
+    cand = np.empty(total, dtype=np.int32)
+    cdef int32_t[::1] c = cand
+    for j in range(nj):
+        for p in range(lo[j], hi[j]):
+            d = post_doc[p]
+            if slot[d] < 0:
+                slot[d] = <int32_t>m
+                c[m] = d
+                m += 1
+    docs = np.sort(cand[:m])
+    cdef int32_t[::1] dv = docs
+    for i in range(m):
+        slot[dv[i]] = <int32_t>i
+    ov = np.zeros((n_fam, m), dtype=np.float64)
+    cdef double[:, ::1] o = ov
+    for j in range(nj):
+        f, q, x = fam[j], qtf[j], idf[j]
+        for p in range(lo[j], hi[j]):
+            t = <double>post_tf[p]
+            o[f, slot[post_doc[p]]] += (t if t < q else q) * x
+    for i in range(m):
+        slot[dv[i]] = -1
+    if not dense and keep is None:
+        return docs, ov
+    if keep is not None:
+        kept = keep
+    w = 0
+    for i in range(m):
+        ok = True
+        if dense:
+            ok = False
+            for f in range(n_fam):
+                if o[f, i] > 0:
+                    ok = True
+                    break
+        if ok and keep is not None:
+            ok = kept[dv[i]] != 0
+        if ok:
+            dv[w] = dv[i]
+            for f in range(n_fam):
+                o[f, w] = o[f, i]
+            w += 1
+    return docs[:w].copy(), np.ascontiguousarray(ov[:, :w])
+
+
+cdef class Candidates:
+    """The candidates of a search while the frequent tuples are read: formulae (ascending), their
+    overlaps per family, and, once :meth:`bound` was called, what pruning needs of each, all
+    compacted in place as candidates drop out."""
+
+    cdef object _docs, _ov, _ratio, _cap, _factor, _bonus
+    cdef int32_t[::1] docs
+    cdef double[:, ::1] ov
+    cdef double[:, ::1] ratio
+    cdef double[:, ::1] cap
+    cdef double[::1] factor
+    cdef double[::1] bonus
+    cdef int64_t[::1] fams
+    cdef readonly Py_ssize_t m
+    cdef bint bounded
+
+    def __init__(self, docs, ov):
+        self._docs = np.ascontiguousarray(docs, dtype=np.int32)
+        self._ov = np.ascontiguousarray(ov, dtype=np.float64)
+        self.docs = self._docs
+        self.ov = self._ov
+        self.m = self._docs.shape[0]
+        self.bounded = False
+
+    def result(self):
+        """``(formulae, overlaps)`` of the candidates left."""
+        return self._docs[:self.m], self._ov[:, :self.m]
+
+    def lookup_add(self, const int32_t[::1] post_doc, const uint16_t[::1] post_tf, int64_t lo, int64_t hi,
+                   Py_ssize_t f, double q, double x):
+        """Add ``min(tf, q) * x`` to family ``f`` of each candidate in the posting block ``lo:hi``
+        (a galloping intersection of two ascending lists)."""
+        cdef Py_ssize_t i, step, a, b, mid, pos = lo
+        cdef int32_t d
+        cdef double t
+        for i in range(self.m):
+            if pos >= hi:
+                break
+            d = self.docs[i]
+            if post_doc[pos] < d:  # gallop to a block entry >= d, then binary search
+                step = 1
+                a = pos
+                b = pos + 1
+                while b < hi and post_doc[b] < d:
+                    a = b
+                    step *= 2
+                    b = pos + step
+                if b > hi:
+                    b = hi
+                while a + 1 < b:  # post_doc[a] < d, and b == hi or post_doc[b] >= d
+                    mid = (a + b) // 2
+                    if post_doc[mid] < d:
+                        a = mid
+                    else:
+                        b = mid
+                pos = b
+                if pos >= hi:
+                    break
+            if post_doc[pos] == d:
+                t = <double>post_tf[pos]
+                self.ov[f, i] += (t if t < q else q) * x
+                pos += 1
+
+    def bound(self, const float[:, ::1] lens, fams, const double[::1] q_len, const double[::1] weight,
+              factor, bonus):
+        """What pruning needs: per scoring family ``fams[r]`` (query length ``q_len[r]``, weight
+        ``weight[r]``) and candidate, the Dice ratio and the cap on its overlap; per candidate, the
+        size factor and the exact-match bonus (computed by the caller)."""
+        cdef Py_ssize_t r, i, nf = len(fams)
+        cdef double length, s
+        self.fams = np.ascontiguousarray(fams, dtype=np.int64)
+        self._ratio = np.empty((nf, self.m))
+        self._cap = np.empty((nf, self.m))
+        self.ratio = self._ratio
+        self.cap = self._cap
+        for r in range(nf):
+            for i in range(self.m):
+                length = <double>lens[self.fams[r], self.docs[i]]
+                s = q_len[r] + length
+                self.ratio[r, i] = (2.0 * weight[r]) / (s if s > 1e-9 else 1e-9)
+                self.cap[r, i] = (length if length < q_len[r] else q_len[r]) * (1 + 1e-6) + 1e-9
+        self._factor = np.array(factor, dtype=np.float64)
+        self._bonus = np.array(bonus, dtype=np.float64)
+        self.factor = self._factor
+        self.bonus = self._bonus
+        self.bounded = True
+
+    def prune(self, const double[::1] rest, Py_ssize_t k):
+        """Drop the candidates whose best possible score (every unread tuple matched in full, each
+        overlap capped) is below the ``k``-th best score so far; returns how many are left."""
+        cdef Py_ssize_t r, i, f, w, nf = self.fams.shape[0], n_fam = self.ov.shape[0]
+        cdef double s, h, floor
+        if not self.bounded:
+            raise RuntimeError("Candidates.prune before Candidates.bound")
+        low = np.empty(self.m)
+        cdef double[::1] lv = low
+        for i in range(self.m):
+            s = self.ov[self.fams[0], i] * self.ratio[0, i]
+            for r in range(1, nf):
+                s = s + self.ov[self.fams[r], i] * self.ratio[r, i]
+            lv[i] = s * self.factor[i] + self.bonus[i]
+        floor = np.partition(low, self.m - k)[self.m - k]
+        w = 0
+        for i in range(self.m):
+            s = 0.0
+            for r in range(nf):
+                h = self.ov[self.fams[r], i] + rest[self.fams[r]] * (1 + 1e-9) + 1e-12
+                if not h < self.cap[r, i]:
+                    h = self.cap[r, i]
+                if r == 0:
+                    s = h * self.ratio[r, i]
+                else:
+                    s = s + h * self.ratio[r, i]
+            if s * self.factor[i] * (1 + 1e-9) + self.bonus[i] >= floor:
+                self.docs[w] = self.docs[i]
+                for f in range(n_fam):
+                    self.ov[f, w] = self.ov[f, i]
+                for r in range(nf):
+                    self.ratio[r, w] = self.ratio[r, i]
+                    self.cap[r, w] = self.cap[r, i]
+                self.factor[w] = self.factor[i]
+                self.bonus[w] = self.bonus[i]
+                w += 1
+        self.m = w
+        return w

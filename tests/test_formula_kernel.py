@@ -1,0 +1,112 @@
+"""The compiled candidate loop of a formula search (indexes/formula/_kernel.pyx) against the numpy
+code it replaces, in one process: the same formulae and scores to the last bit, on the real
+sample's topics, with the postings budget small enough that the frequent tuples, the bounds and
+the pruning all run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mathsearch import _compiled
+from mathsearch.indexes.formula.search import FormulaIndex, Scoring
+from mathsearch.readers.topics import read_topics
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
+HINT = "the kernel is not built: python setup.py build_ext --inplace (or pip install -e .)"
+
+
+def _kernel():
+    kernel = _compiled.load_kernel("mathsearch.indexes.formula._kernel")
+    if _compiled.pure_python_requested():
+        pytest.fail("MATHSEARCH_PURE_PYTHON is set: this test compares the compiled kernel with numpy")
+    assert kernel is not None, HINT
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def index(sample_index: Path) -> FormulaIndex:
+    ix = FormulaIndex.open(sample_index)
+    assert ix.kernel is not None, HINT
+    return ix
+
+
+SCORINGS = [
+    Scoring(0.5, 0.5, 0.3, 0.2, postings_budget=500_000),  # the packaged weights: no frequent tuple here
+    Scoring(0.5, 0.5, 0.3, 0.2, postings_budget=3_000),
+    Scoring(0.5, 0.5, 0.0, 0.0, idf=True, exact=0.2, size_power=0.5, postings_budget=1_000),
+    Scoring(0.0, 1.0, 0.0, 0.4, postings_budget=300),
+]
+
+
+@pytest.mark.parametrize("scoring", SCORINGS, ids=lambda s: f"budget{s.postings_budget}-idf{s.idf}-exact{s.exact}")
+def test_the_kernel_finds_and_scores_as_numpy_does(index: FormulaIndex, scoring: Scoring):
+    topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task2-{year}.xml")]
+    kernel, compared, pruned = index.kernel, 0, 0
+    try:
+        for topic in topics:
+            q = index.query(topic.formulas[0].latex)
+            for k, keep in ((1000, index.retrievable), (50, None), (None, None)):
+                index.kernel = None
+                want = index._search(q, scoring, k, keep)
+                index.kernel = kernel
+                got = index._search(q, scoring, k, keep)
+                assert np.array_equal(want[0], got[0]), (topic.topic_id, k)
+                assert want[1].tobytes() == got[1].tobytes(), (topic.topic_id, k)  # to the last bit
+                compared += 1
+                if k is not None:
+                    unbounded = index._search(q, scoring, None, keep)[0]
+                    pruned += len(got[0]) < len(unbounded)
+    finally:
+        index.kernel = kernel
+    assert compared == 3 * len(topics) > 200
+    if scoring.postings_budget <= 3_000:
+        assert pruned > 20, pruned  # the bounds dropped candidates: the pruning was compared too
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=st.sets(st.integers(0, 400), max_size=60), block=st.sets(st.integers(0, 400), max_size=300),
+       data=st.data())
+def test_the_galloping_lookup_finds_every_shared_formula(docs, block, data):
+    kernel = _kernel()
+    cand = np.array(sorted(docs), dtype=np.int32)
+    post = np.array(sorted(block), dtype=np.int32)
+    tf = np.array(data.draw(st.lists(st.integers(1, 5), min_size=len(post), max_size=len(post))), dtype=np.uint16)
+    pad = data.draw(st.integers(0, 3))  # the block sits inside a longer postings array
+    post_doc = np.concatenate([np.full(pad, -1, np.int32), post, np.full(pad, 10**6, np.int32)])
+    post_tf = np.concatenate([np.ones(pad, np.uint16), tf, np.ones(pad, np.uint16)])
+    c = kernel.Candidates(cand, np.zeros((4, len(cand))))
+    c.lookup_add(post_doc, post_tf, pad, pad + len(post), 2, 3.0, 0.5)
+    _, ov = c.result()
+    want = np.zeros(len(cand))
+    at = {int(d): i for i, d in enumerate(post)}
+    for i, d in enumerate(cand.tolist()):
+        if d in at:
+            want[i] = min(float(tf[at[d]]), 3.0) * 0.5
+    assert ov[2].tolist() == want.tolist() and not ov[[0, 1, 3]].any()
+
+
+def test_the_kernel_leaves_its_scratch_clean_and_the_index_reuses_it(index: FormulaIndex):
+    q = index.query("x^2+y^2=z^2")
+    index._search(q, Scoring(), 100, None)
+    assert len(index._slots) == 1 and (index._slots[0] == -1).all()
+    index._search(q, Scoring(), 100, None)
+    assert len(index._slots) == 1
+
+
+def test_a_stale_kernel_is_not_loaded(tmp_path, monkeypatch, capsys):
+    """A .pyx edited after its build: the numpy path runs, with one warning line."""
+    kernel = _kernel()
+    source = Path(kernel.__file__).with_name("_kernel.pyx")
+    monkeypatch.setattr(_compiled, "_stale", lambda path: path == source)
+    monkeypatch.setattr(_compiled, "_warned", set())
+    assert _compiled.load_kernel("mathsearch.indexes.formula._kernel") is None
+    assert _compiled.load_kernel("mathsearch.indexes.formula._kernel") is None
+    assert capsys.readouterr().err.count("older than its source") == 1
+    monkeypatch.setenv(_compiled.ENV, "1")
+    monkeypatch.setattr(_compiled, "_stale", lambda path: False)
+    assert _compiled.load_kernel("mathsearch.indexes.formula._kernel") is None  # the pure path asked for
