@@ -34,6 +34,33 @@ def test_many_equals_one_by_one_with_repeats_and_unicode():
     assert TokenHasher().many("s", []).shape == (0,)
 
 
+def test_many_is_right_across_calls_and_once_its_cache_is_full():
+    tokens = ["V!x\tV!y\tn", "N!2\t+\tn", "V!x\tV!y\tn", "M!()1x1\t∑\tw", "", "N!2\t+\tn"]
+    one = TokenHasher()
+    hasher = TokenHasher()
+    hasher.LIMIT = 2  # room for two of the four distinct tokens
+    first = hasher.many("o", tokens)
+    again = hasher.many("o", tokens[::-1])  # two from the cache, two hashed again
+    assert first.tolist() == [one("o" + t) for t in tokens]
+    assert again.tolist() == first.tolist()[::-1]
+    assert hasher._cached == 2 and len(hasher._by_family["o"]) == 2
+    assert hasher.many("p", tokens[:1]).tolist() == [one("p" + tokens[0])]  # no room left: hashed, not cached
+
+
+def test_unified_bags_unify_every_variable_as_the_expression_does():
+    from mathsearch.indexes.formula import tokens as tk
+
+    slt = ["V!x\tV!y\tn", "V!x\tN!2\ta", "xV!ab\t+\tV!c", "N!2\t+\tn", "V!x\tV!z\tn", "V!\tV!q\tb"]
+    want: dict[str, int] = {}
+    for t in slt:
+        u = tk._VAR.sub("V!", t)
+        want[u] = want.get(u, 0) + 1
+    assert tk._unified_bag(slt) == want
+    assert list(tk._unified_bag(slt)) == list(want)  # first occurrence first
+    assert tk._unified_bag(slt) == want  # from the cache the second time
+    assert want["V!\tV!\tn"] == 2 and want["xV!\t+\tV!"] == 1
+
+
 def test_a_chunk_of_the_sample_gives_the_query_sides_token_ids():
     latexes = sample_latex(300)
     assert len(latexes) == 300
