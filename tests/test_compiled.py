@@ -45,6 +45,16 @@ CHILD = textwrap.dedent("""
     result["task1"] = {t.topic_id: [[a, repr(s)] for a, s in
                                     ix.answers_by_best_formula(ix.query(t.formulas[0].latex), scoring, 200, 100).items()]
                        for t in read_topics(topics1)[:20] if t.formulas}
+    # the text step's analysis (formula words, math tokens, prose terms) of every thread, as fed to tantivy
+    import hashlib
+    from mathsearch.indexes import text_index
+    digest, docs = hashlib.sha256(), 0
+    with Store.open(index) as store:
+        for job in text_index._jobs(store):
+            out_job = text_index._JOBS[job[0]](store, job[1])
+            digest.update(repr(out_job).encode())
+            docs += len(out_job)
+    result["text"] = {"sha256": digest.hexdigest(), "threads": docs}
     out.write_text(json.dumps(result))
 """)
 
@@ -94,6 +104,12 @@ def test_query_results_are_equal_to_the_last_digit(both_paths):
         assert pure["runs"][name] == compiled["runs"][name], name
         assert sum(len(r) for r in pure["runs"][name].values()) > 1000
     assert pure["task1"] == compiled["task1"] and sum(len(r) for r in pure["task1"].values()) > 100
+
+
+def test_the_text_analysis_is_the_same_both_ways(both_paths):
+    (pure, _), (compiled, _) = both_paths
+    assert pure["text"] == compiled["text"]
+    assert pure["text"]["threads"] > 2000  # every thread of the sample, not an empty walk
 
 
 def test_an_install_without_a_compiler_falls_back_with_one_warning(tmp_path):

@@ -29,6 +29,9 @@ COMPILED = (
     "mathsearch.formula.representations",
     "mathsearch.formula.analysis",
     "mathsearch.indexes.formula.tokens",
+    "mathsearch.formula.words",
+    "mathsearch.text.analysis",
+    "mathsearch.text.dollar_math",
 )
 # Compiled-only kernels (.pyx, no .py twin): their callers run their own numpy code where the
 # kernel was not built, is stale, or the pure path is asked for (:func:`load_kernel`).
