@@ -38,8 +38,8 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arqmath
 PATHS = ("pure", "compiled")
 
 
-def phase_analyse(index: Path, limit: int) -> dict:
-    from mathsearch.indexes.formula import build
+def first_distinct_latex(index: Path, limit: int) -> list[str]:
+    """The first ``limit`` distinct LaTeX strings of the index's store, in store order."""
     from mathsearch.store import Store
 
     latex: dict[str, None] = {}
@@ -48,7 +48,13 @@ def phase_analyse(index: Path, limit: int) -> dict:
             latex.setdefault(f.latex)
             if len(latex) >= limit:
                 break
-    todo = list(latex)
+    return list(latex)
+
+
+def phase_analyse(index: Path, limit: int) -> dict:
+    from mathsearch.indexes.formula import build
+
+    todo = first_distinct_latex(index, limit)
     cpu, wall = time.process_time(), time.perf_counter()
     for i in range(0, len(todo), build.CHUNK):
         build._analyze_chunk(todo[i:i + build.CHUNK])

@@ -23,6 +23,8 @@ STAGES = ("parse", "OPT", "SLT tuples", "OPT tuples", "visual key", "node count"
 
 
 def measure(index: Path, limit: int, repeats: int) -> dict[str, float]:
+    from bench_compiled import first_distinct_latex  # the same formulae as its analysis row
+
     from mathsearch.formula import FormulaAnalyzer
     from mathsearch.formula.analysis import Parsed, visual_key
     from mathsearch.formula.opt import build_opt
@@ -32,15 +34,8 @@ def measure(index: Path, limit: int, repeats: int) -> dict[str, float]:
     from mathsearch.indexes.formula import build
     from mathsearch.indexes.formula.layout import OPT_WINDOW, SLT_WINDOW
     from mathsearch.indexes.formula.tokens import family_tokens
-    from mathsearch.store import Store
 
-    latex: dict[str, None] = {}
-    with Store.open(index) as store:
-        for f in store.iter_formulas():
-            latex.setdefault(f.latex)
-            if len(latex) >= limit:
-                break
-    todo = list(latex)
+    todo = first_distinct_latex(index, limit)
     gc.disable()
     out: dict[str, float] = {}
 
