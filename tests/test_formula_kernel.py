@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mathsearch import _compiled
-from mathsearch.indexes.formula.search import FormulaIndex, Scoring
+from mathsearch.indexes.formula.search import FormulaIndex, Scoring, best_k
 from mathsearch.readers.topics import read_topics
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
@@ -43,8 +43,13 @@ SCORINGS = [
 ]
 
 
+@pytest.mark.parametrize("slots", [True, False], ids=["slots", "sorting"])
 @pytest.mark.parametrize("scoring", SCORINGS, ids=lambda s: f"budget{s.postings_budget}-idf{s.idf}-exact{s.exact}")
-def test_the_kernel_finds_and_scores_as_numpy_does(index: FormulaIndex, scoring: Scoring):
+def test_the_kernel_finds_and_scores_as_numpy_does(index: FormulaIndex, scoring: Scoring, slots: bool,
+                                                   monkeypatch: pytest.MonkeyPatch):
+    """Both ways of gathering the candidates (a per-formula scratch on small indexes, sorting the
+    postings on large ones) against numpy."""
+    monkeypatch.setattr(index, "SLOTS_UP_TO", index.n if slots else 0)
     topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task2-{year}.xml")]
     kernel, compared, pruned = index.kernel, 0, 0
     try:
@@ -66,6 +71,40 @@ def test_the_kernel_finds_and_scores_as_numpy_does(index: FormulaIndex, scoring:
     assert compared == 3 * len(topics) > 200
     if scoring.postings_budget <= 3_000:
         assert pruned > 20, pruned  # the bounds dropped candidates: the pruning was compared too
+
+
+@pytest.mark.parametrize("scoring", SCORINGS[1:3], ids=lambda s: f"budget{s.postings_budget}-idf{s.idf}")
+def test_the_kernel_cuts_the_best_k_as_numpy_does(index: FormulaIndex, scoring: Scoring):
+    """``top``: the kernel's scores (its own Dice sums) and the cut at k, ties at the k-th score
+    included, give the numpy path's formulae and scores."""
+    topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task2-{year}.xml")]
+    kernel, cut = index.kernel, 0
+    try:
+        for topic in topics:
+            q = index.query(topic.formulas[0].latex)
+            for k, retrievable in ((1000, True), (20, False), (3, True)):
+                index.kernel = None
+                want = index.top(q, scoring, k, retrievable)
+                index.kernel = kernel
+                got = index.top(q, scoring, k, retrievable)
+                assert np.array_equal(want[0], got[0]) and want[1].tobytes() == got[1].tobytes(), (topic.topic_id, k)
+                cut += len(index._search(q, scoring, k, None)[0]) > k
+    finally:
+        index.kernel = kernel
+    assert cut > 50, cut  # the cut itself ran, not only searches with fewer than k candidates
+
+
+@settings(max_examples=300, deadline=None)
+@given(scores=st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0, 0.3333333333333333]), min_size=2, max_size=80),
+       data=st.data())
+def test_best_k_keeps_the_highest_and_the_first_of_the_tied(scores, data):
+    """The cut of ``top``: the k highest scores; of those tied at the k-th, the first positions
+    (the lowest formula numbers), so a deeper search's best k are the shallow search's."""
+    k = data.draw(st.integers(1, len(scores) - 1))
+    arr = np.array(scores)
+    want = np.sort(np.lexsort((np.arange(len(arr)), -arr))[:k])  # a full sort, ties by position
+    got = best_k(arr, k)
+    assert got.tolist() == want.tolist()
 
 
 @settings(max_examples=200, deadline=None)
@@ -91,6 +130,7 @@ def test_the_galloping_lookup_finds_every_shared_formula(docs, block, data):
 
 
 def test_the_kernel_leaves_its_scratch_clean_and_the_index_reuses_it(index: FormulaIndex):
+    assert index.n <= index.SLOTS_UP_TO  # the sample takes the scratch
     q = index.query("x^2+y^2=z^2")
     index._search(q, Scoring(), 100, None)
     assert len(index._slots) == 1 and (index._slots[0] == -1).all()

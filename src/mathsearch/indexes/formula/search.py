@@ -68,6 +68,8 @@ class _Tuples:
 class FormulaIndex:
     """Search side of the formula index (arrays memory-mapped; safe to share across queries)."""
 
+    SLOTS_UP_TO = 2_000_000  # formulae: the kernel's per-formula scratch (4 bytes each) up to 8 MB
+
     def __init__(self, root: Path):
         manifest = root / MANIFEST
         if not manifest.is_file():
@@ -125,12 +127,12 @@ class FormulaIndex:
 
     def top(self, q: QueryTokens, scoring: Scoring, k: int, retrievable_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The best ``k`` visual formulae, score descending, ties by visual formula number ascending
-        (the index's own order of formulae, not an id order).  Which of several formulae tied at
-        the k-th score are kept is up to the partial sort."""
+        (the index's own order of formulae, not an id order); of several formulae tied at the k-th
+        score, the lowest numbers are kept (as a sharded index cuts)."""
         docs, scores = self._search(q, scoring, k, self.retrievable if retrievable_only else None)
         if len(docs) > k:
-            part = np.argpartition(-scores, k - 1)[:k]
-            docs, scores = docs[part], scores[part]
+            keep = best_k(scores, k)
+            docs, scores = docs[keep], scores[keep]
         # Not ranking's order: visual formula numbers (not ids) in numpy; shards merge on this order.
         order = np.lexsort((docs, -scores))
         return docs[order], scores[order]
@@ -367,11 +369,14 @@ class FormulaIndex:
         j = np.flatnonzero(rare)
         dense = int(tuples.df[j].sum()) * 4 >= self.n  # where _accumulate takes _accumulate_dense
         early = keep if keep is not None and scoring.exact <= 0 else None  # else after the exact matches
-        slot = self._take_slot()
+        # Numbering the formulae in a scratch of one entry per formula is fastest while that scratch
+        # stays in the CPU's cache; past it, every posting is a cache miss and sorting them is faster.
+        slot = self._take_slot() if self.n <= self.SLOTS_UP_TO else None
         docs, ov = kernel.accumulate(self.post_doc, self.post_tf, tuples.lo[j], tuples.hi[j], tuples.fam[j],
                                      tuples.qtf[j], tuples.idf[j], len(FAMILIES), dense,
                                      None if early is None else early.view(np.uint8), slot)
-        self._give_slot(slot)
+        if slot is not None:
+            self._give_slot(slot)
         if scoring.exact > 0:
             docs, ov = self._with_exact(docs, ov, q)
             if keep is not None:
@@ -506,10 +511,18 @@ class FormulaIndex:
     def _combine(self, docs: np.ndarray, ov: np.ndarray, tuples: _Tuples, scoring: Scoring,
                  q: QueryTokens) -> np.ndarray:
         """Scores from per-family overlaps: weighted Dice, size factor, exact-match bonus."""
-        scores = np.zeros(len(docs), dtype=np.float64)
         lens = self.len_idf if scoring.idf else self.len_plain
-        for fi, q_len in tuples.q_len.items():
-            scores += scoring.weights[fi] * 2.0 * ov[fi] / np.maximum(q_len + lens[fi][docs], 1e-9)
+        if self.kernel is not None and len(docs) and tuples.q_len:
+            fams = list(tuples.q_len)
+            # The numpy sums below, in one pass per family (w * 2.0 first, as Python evaluates it).
+            scores = self.kernel.combine(docs.astype(np.int32, copy=False), ov, lens, np.array(fams, dtype=np.int64),
+                                         np.array([tuples.q_len[fi] for fi in fams], dtype=np.float64),
+                                         np.array([scoring.weights[fi] * 2.0 for fi in fams], dtype=np.float64))
+        else:
+            scores = np.zeros(len(docs), dtype=np.float64)
+            for fi, q_len in tuples.q_len.items():
+                # q_len + float32 lengths: numpy adds in float32 (the kernel does the same)
+                scores += scoring.weights[fi] * 2.0 * ov[fi] / np.maximum(q_len + lens[fi][docs], 1e-9)
         if scoring.size_power > 0 and len(docs):
             m = self.n_nodes[docs].astype(np.float64)
             ratio = np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)
@@ -574,6 +587,15 @@ class _Members:
 
     def number(self, docs: np.ndarray) -> None:
         self.row[docs] = np.arange(len(docs))
+
+
+def best_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest ``scores`` (``0 < k < len(scores)``), ascending; of those tied
+    at the k-th score, the first (candidates come in formula order: the lowest numbers)."""
+    kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+    above = np.flatnonzero(scores > kth)
+    tied = np.flatnonzero(scores == kth)[:k - len(above)]
+    return np.sort(np.concatenate([above, tied]))
 
 
 def _kernel_fits(post_doc: np.ndarray, post_tf: np.ndarray, *lens: np.ndarray) -> bool:
