@@ -7,7 +7,8 @@ sorted by formula), lengths, sizes and instances are repeated, and the idf of ev
 unchanged (N and each df both grow R times).  The result has no store or text index, so query it
 with ``bench/bench_formula_search.py --index OUT --no-build`` (the ``formula`` system's text boost
 is skipped there) or through ``FormulaIndex`` directly.  Queries see R-fold ties; posting counts and
-candidate sets grow as in a collection R times larger, which is what the latency depends on.
+candidate sets grow as in a collection R times larger, which is what the latency depends on.  Formula
+ids, posts and threads are shifted per copy too, so each copy's instances are distinct Task 2 hits.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
-INSTANCE_ARRAYS = ("inst_formula", "inst_post", "inst_thread", "inst_kind", "inst_answer")
 
 
 def tile(src: Path, dst: Path, copies: int) -> dict:
@@ -56,8 +55,14 @@ def tile(src: Path, dst: Path, copies: int) -> dict:
         shutil.copy(src / f"{name}.npy", dst / f"{name}.npy")
     for name in ("len_plain", "len_idf"):
         np.save(dst / f"{name}.npy", np.tile(np.asarray(load(name)), (1, copies)))
-    for name in ("n_nodes", "vkey", "retrievable", "first_hit", *INSTANCE_ARRAYS):
+    for name in ("n_nodes", "vkey", "retrievable", "inst_kind", "inst_answer"):
         np.save(dst / f"{name}.npy", np.tile(np.asarray(load(name)), copies))
+    # Formula ids, posts and threads shifted per copy as the formulae are: a copy's instances are
+    # other formulae in other posts (the same ids would merge R formulae into one Task 2 hit).
+    for name in ("inst_formula", "inst_post", "inst_thread", "first_hit"):
+        ids = np.asarray(load(name))
+        step = int(ids.max()) + 1 if len(ids) else 0
+        np.save(dst / f"{name}.npy", np.concatenate([np.where(ids >= 0, ids + r * step, ids) for r in range(copies)]))
     ptr = np.asarray(load("inst_ptr"))
     m = int(ptr[-1])
     np.save(dst / "inst_ptr.npy", np.concatenate([ptr[:-1] + r * m for r in range(copies)] + [[m * copies]]))
