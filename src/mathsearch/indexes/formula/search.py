@@ -15,6 +15,7 @@ from ...errors import InputError
 from ...formula import FormulaAnalyzer
 from ...ranking import Ranking, ranked
 from .layout import COMMENT, FAMILIES, FORMULA_DIR, MANIFEST, VERSION
+from .pruning import Bounds, Members
 from .tokens import QueryTokens, TokenHasher, query_tokens
 
 # The candidate loop compiled (_kernel.pyx), or None: the numpy code below, its reference.
@@ -341,13 +342,13 @@ class FormulaIndex:
         if len(frequent):
             rest = np.zeros(len(FAMILIES))  # what the tuples not read yet may still add, per family
             np.add.at(rest, tuples.fam[frequent], tuples.qtf[frequent] * tuples.idf[frequent])
-            bounds = _Bounds(self, docs, tuples, scoring, q) if k is not None else None
-            members = _Members(self.n, docs)
+            bounds = Bounds(self, docs, tuples, scoring, q) if k is not None else None
+            members = Members(self.n, docs)
             slack = np.inf  # what the unread tuples could add at the last pruning
             for j in frequent.tolist():
                 # Prune again once the unread tuples' weight has dropped by a third: a bound over
                 # all candidates per tuple would cost more than the lookups it saves.
-                if bounds is not None and len(docs) > k and rest.sum() <= slack * (2 / 3):
+                if bounds is not None and k is not None and len(docs) > k and rest.sum() <= slack * (2 / 3):
                     slack = rest.sum()
                     alive = bounds.alive(ov, rest, k)
                     members.drop(docs[~alive])
@@ -388,7 +389,7 @@ class FormulaIndex:
             cands = kernel.Candidates(docs, ov)
             if k is not None:
                 fams = list(tuples.q_len)
-                factor, bonus = _Bounds.factor_and_bonus(self, docs, scoring, q)
+                factor, bonus = Bounds.factor_and_bonus(self, docs, scoring, q)
                 cands.bound(self.len_idf if scoring.idf else self.len_plain, fams,
                             np.array([tuples.q_len[fi] for fi in fams]),
                             np.array([scoring.weights[fi] for fi in fams], dtype=np.float64), factor, bonus)
@@ -495,7 +496,7 @@ class FormulaIndex:
         out[:, np.searchsorted(merged, docs)] = ov
         return merged, out
 
-    def _lookup(self, docs: np.ndarray, members: _Members, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    def _lookup(self, docs: np.ndarray, members: Members, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows of ``docs`` (ascending) found in the posting block ``lo:hi``, and their tf there."""
         if not len(docs):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint16)
@@ -530,63 +531,6 @@ class FormulaIndex:
         if scoring.exact > 0 and len(docs):
             scores += scoring.exact * (self.vkey[docs] == np.uint64(q.vkey))
         return scores
-
-
-class _Bounds:
-    """Bounds on the final scores of candidates while frequent tuples are still unread: the
-    score so far (a lower bound) and the score if every unread tuple matched in full, each
-    overlap capped by both lengths (an upper bound).  A candidate whose upper bound is below the
-    k-th best lower bound cannot reach the best k."""
-
-    def __init__(self, ix: FormulaIndex, docs: np.ndarray, tuples: _Tuples, scoring: Scoring, q: QueryTokens):
-        lens = ix.len_idf if scoring.idf else ix.len_plain
-        self.fams = list(tuples.q_len)
-        q_len = np.array([tuples.q_len[fi] for fi in self.fams])
-        length = np.stack([lens[fi][docs] for fi in self.fams]).astype(np.float64)  # families x candidates
-        weight = np.array([scoring.weights[fi] for fi in self.fams])[:, None]
-        self.ratio = 2.0 * weight / np.maximum(q_len[:, None] + length, 1e-9)
-        self.cap = np.minimum(length, q_len[:, None]) * (1 + 1e-6) + 1e-9  # an overlap is at most either length
-        self.factor, self.bonus = self.factor_and_bonus(ix, docs, scoring, q)
-
-    @staticmethod
-    def factor_and_bonus(ix: FormulaIndex, docs: np.ndarray, scoring: Scoring,
-                         q: QueryTokens) -> tuple[np.ndarray, np.ndarray]:
-        """Per candidate, the size factor and the exact-match bonus of its score."""
-        factor = np.ones(len(docs))
-        if scoring.size_power > 0:
-            m = ix.n_nodes[docs].astype(np.float64)
-            factor = (np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)) ** scoring.size_power
-        bonus = scoring.exact * (ix.vkey[docs] == np.uint64(q.vkey)) if scoring.exact > 0 else np.zeros(len(docs))
-        return factor, bonus
-
-    def alive(self, ov: np.ndarray, rest: np.ndarray, k: int) -> np.ndarray:
-        seen = ov[self.fams]
-        low = (seen * self.ratio).sum(axis=0) * self.factor + self.bonus
-        floor = np.partition(low, len(low) - k)[len(low) - k]
-        high_ov = np.minimum(seen + rest[self.fams][:, None] * (1 + 1e-9) + 1e-12, self.cap)  # slack: rounding
-        high = (high_ov * self.ratio).sum(axis=0) * self.factor * (1 + 1e-9) + self.bonus
-        return high >= floor
-
-    def keep(self, alive: np.ndarray) -> None:
-        self.ratio, self.cap = self.ratio[:, alive], self.cap[:, alive]
-        self.factor, self.bonus = self.factor[alive], self.bonus[alive]
-
-
-class _Members:
-    """The candidates as dense per-formula arrays: marked, and their row; one pass over a posting
-    block then finds them (the arrays are allocated per query, so queries may run in threads)."""
-
-    def __init__(self, n: int, docs: np.ndarray):
-        self.mark = np.zeros(n, dtype=bool)
-        self.mark[docs] = True
-        self.row = np.empty(n, dtype=np.int64)  # only the candidates' entries are ever read
-        self.number(docs)
-
-    def drop(self, docs: np.ndarray) -> None:
-        self.mark[docs] = False
-
-    def number(self, docs: np.ndarray) -> None:
-        self.row[docs] = np.arange(len(docs))
 
 
 def best_k(scores: np.ndarray, k: int) -> np.ndarray:
