@@ -59,10 +59,11 @@ def tile(src: Path, dst: Path, copies: int) -> dict:
         np.save(dst / f"{name}.npy", np.tile(np.asarray(load(name)), copies))
     # Formula ids, posts and threads shifted per copy as the formulae are: a copy's instances are
     # other formulae in other posts (the same ids would merge R formulae into one Task 2 hit).
-    for name in ("inst_formula", "inst_post", "inst_thread", "first_hit"):
-        ids = np.asarray(load(name))
-        step = int(ids.max()) + 1 if len(ids) else 0
-        np.save(dst / f"{name}.npy", np.concatenate([np.where(ids >= 0, ids + r * step, ids) for r in range(copies)]))
+    for names in (("inst_formula", "first_hit"), ("inst_post",), ("inst_thread",)):  # first_hit: formula ids
+        step = int(np.asarray(load(names[0])).max(initial=-1)) + 1
+        for name in names:
+            ids = np.asarray(load(name))
+            np.save(dst / f"{name}.npy", np.concatenate([np.where(ids >= 0, ids + r * step, ids) for r in range(copies)]))
     ptr = np.asarray(load("inst_ptr"))
     m = int(ptr[-1])
     np.save(dst / "inst_ptr.npy", np.concatenate([ptr[:-1] + r * m for r in range(copies)] + [[m * copies]]))
