@@ -79,7 +79,17 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 3:
         print(__doc__)
         return 2
-    meta = tile(Path(args[0]), Path(args[1]), int(args[2]))
+    src, dst = Path(args[0]), Path(args[1])
+    if not (src / "formula" / "manifest.json").is_file():
+        print(f"{src} holds no formula index (formula/manifest.json): give an index folder", file=sys.stderr)
+        return 2
+    if not args[2].isdigit() or int(args[2]) < 1:
+        print(f"R must be a whole number >= 1, not {args[2]!r}", file=sys.stderr)
+        return 2
+    if (dst / "formula").exists():  # never write over a formula folder this run did not make
+        print(f"{dst / 'formula'} exists: give a new OUT_INDEX_DIR", file=sys.stderr)
+        return 2
+    meta = tile(src, dst, int(args[2]))
     print("| visual formulae | postings | instances |\n|---|---|---|")
     print(f"| {meta['formula_visual']:,} | {meta['formula_postings']:,} | {meta['formula_instances']:,} |")
     return 0
