@@ -524,12 +524,9 @@ class FormulaIndex:
             for fi, q_len in tuples.q_len.items():
                 # q_len + float32 lengths: numpy adds in float32 (the kernel does the same)
                 scores += scoring.weights[fi] * 2.0 * ov[fi] / np.maximum(q_len + lens[fi][docs], 1e-9)
-        if scoring.size_power > 0 and len(docs):
-            m = self.n_nodes[docs].astype(np.float64)
-            ratio = np.minimum(m, q.n_nodes) / np.maximum(np.maximum(m, q.n_nodes), 1)
-            scores *= ratio ** scoring.size_power
-        if scoring.exact > 0 and len(docs):
-            scores += scoring.exact * (self.vkey[docs] == np.uint64(q.vkey))
+        if (scoring.size_power > 0 or scoring.exact > 0) and len(docs):
+            factor, bonus = Bounds.factor_and_bonus(self, docs, scoring, q)  # 1 and 0 where off: the same bits
+            scores = scores * factor + bonus
         return scores
 
 
