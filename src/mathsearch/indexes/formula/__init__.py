@@ -29,7 +29,9 @@ tuples with variable names unified (alpha-equivalent formulae share them), ``p``
 leaf-to-root paths of the OPT (longer context than a pair).
 
 Modules: :mod:`.layout` (names and constants), :mod:`.tokens` (a formula's hashed tuples),
-:mod:`.build` (the build from the store) and :mod:`.search` (scoring, and the questions systems ask).
+:mod:`.build` (the build from the store), :mod:`.scoring` (the scoring's weights and a query's tuples),
+:mod:`.search` (the candidate loop, and the questions systems ask), :mod:`.pruning` (its numpy bounds)
+and ``_kernel`` (the candidate loop compiled).
 """
 
 from .build import build_formula_index

@@ -5,16 +5,21 @@ gives them its arrays."""
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Protocol
 
 import numpy as np
 
+from .scoring import QueryTuples, Scoring
 from .tokens import QueryTokens
 
-# The index, its scoring and the query's tuples are search.py's types (Any here: search imports this).
-FormulaIndex: TypeAlias = Any
-Scoring: TypeAlias = Any
-_Tuples: TypeAlias = Any
+
+class FormulaArrays(Protocol):
+    """The arrays of the index that the bounds read (:class:`~.search.FormulaIndex` has them)."""
+
+    len_plain: np.ndarray  # families x formulae
+    len_idf: np.ndarray
+    n_nodes: np.ndarray
+    vkey: np.ndarray
 
 
 class Bounds:
@@ -23,7 +28,7 @@ class Bounds:
     overlap capped by both lengths (an upper bound).  A candidate whose upper bound is below the
     k-th best lower bound cannot reach the best k."""
 
-    def __init__(self, ix: FormulaIndex, docs: np.ndarray, tuples: _Tuples, scoring: Scoring, q: QueryTokens):
+    def __init__(self, ix: FormulaArrays, docs: np.ndarray, tuples: QueryTuples, scoring: Scoring, q: QueryTokens):
         lens = ix.len_idf if scoring.idf else ix.len_plain
         self.fams = list(tuples.q_len)
         q_len = np.array([tuples.q_len[fi] for fi in self.fams])
@@ -34,7 +39,7 @@ class Bounds:
         self.factor, self.bonus = self.factor_and_bonus(ix, docs, scoring, q)
 
     @staticmethod
-    def factor_and_bonus(ix: FormulaIndex, docs: np.ndarray, scoring: Scoring,
+    def factor_and_bonus(ix: FormulaArrays, docs: np.ndarray, scoring: Scoring,
                          q: QueryTokens) -> tuple[np.ndarray, np.ndarray]:
         """Per candidate, the size factor and the exact-match bonus of its score."""
         factor = np.ones(len(docs))

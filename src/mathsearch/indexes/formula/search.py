@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,54 +15,11 @@ from ...formula import FormulaAnalyzer
 from ...ranking import Ranking, ranked
 from .layout import COMMENT, FAMILIES, FORMULA_DIR, MANIFEST, VERSION
 from .pruning import Bounds, Members
+from .scoring import QueryTuples, Scoring
 from .tokens import QueryTokens, TokenHasher, query_tokens
 
 # The candidate loop compiled (_kernel.pyx), or None: the numpy code below, its reference.
 _kernel = load_kernel("mathsearch.indexes.formula._kernel")
-
-
-@dataclass(frozen=True, slots=True)
-class Scoring:
-    """How visual formulae are scored against a query formula (every weight of a config file).
-
-    The score is ``sum_f w_f * Dice_f``, with Dice over symbol-pair tuples of family ``f`` (idf-
-    weighted when ``idf``), plus ``exact`` for a formula with the query's visual key, times a
-    size factor ``(min(n, m) / max(n, m)) ** size_power`` of SLT node counts.
-
-    ``postings_budget`` bounds the work of a query: its tuples are read rarest first until that
-    many postings are read, and the formulae met there are the candidates; the more frequent tuples
-    (a variable next to ``=`` is in millions of formulae) only complete the candidates' scores, so
-    a candidate's score is exact but a formula sharing none of the rarer tuples is not found.
-    """
-
-    slt: float = 0.5
-    opt: float = 0.5
-    unified: float = 0.0
-    paths: float = 0.0
-    idf: bool = False
-    exact: float = 0.0
-    size_power: float = 0.0
-    postings_budget: int = 1_000_000
-
-    @property
-    def weights(self) -> tuple[float, float, float, float]:
-        return (self.slt, self.opt, self.unified, self.paths)
-
-
-@dataclass(slots=True)
-class _Tuples:
-    """The query's tuples found in the index, over the families that score: one row per tuple."""
-
-    fam: np.ndarray  # family index
-    lo: np.ndarray  # posting block
-    hi: np.ndarray
-    qtf: np.ndarray  # query frequency (float64)
-    idf: np.ndarray  # weight per matched occurrence (float64: idf, or 1)
-    q_len: dict[int, float]  # per scoring family (with a tuple found): the query's Dice length
-
-    @property
-    def df(self) -> np.ndarray:
-        return self.hi - self.lo
 
 
 class FormulaIndex:
@@ -362,7 +318,7 @@ class FormulaIndex:
         return docs.astype(np.int64), self._combine(docs, ov, tuples, scoring, q)
 
     def _search_compiled(self, q: QueryTokens, scoring: Scoring, k: int | None, keep: np.ndarray | None,
-                         tuples: _Tuples, rare: np.ndarray, frequent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                         tuples: QueryTuples, rare: np.ndarray, frequent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_search` with the candidate loop compiled (``_kernel``): the same steps, sums
         and pruning as the numpy code, in one pass each instead of numpy's several."""
         kernel = self.kernel
@@ -417,7 +373,7 @@ class FormulaIndex:
         with self._slots_lock:
             self._slots.append(slot)
 
-    def _tuples(self, q: QueryTokens, scoring: Scoring) -> _Tuples:
+    def _tuples(self, q: QueryTokens, scoring: Scoring) -> QueryTuples:
         fams, pos, qtfs, idfs, q_len = [], [], [], [], {}
         for fi, fam in enumerate(FAMILIES):
             hashes, qtf = q.hashes[fam], q.tfs[fam]
@@ -435,12 +391,12 @@ class FormulaIndex:
             idfs.append(idf[found])
         if not fams:
             empty = np.zeros(0, dtype=np.int64)
-            return _Tuples(empty, empty, empty, np.zeros(0), np.zeros(0), {})
+            return QueryTuples(empty, empty, empty, np.zeros(0), np.zeros(0), {})
         p = np.concatenate(pos)
-        return _Tuples(np.concatenate(fams), self.post_start[p], self.post_end[p], np.concatenate(qtfs),
+        return QueryTuples(np.concatenate(fams), self.post_start[p], self.post_end[p], np.concatenate(qtfs),
                        np.concatenate(idfs), q_len)
 
-    def _accumulate(self, tuples: _Tuples, rare: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _accumulate(self, tuples: QueryTuples, rare: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The formulae in the postings of the ``rare`` tuples (ascending) and their overlap per
         family (families x formulae), summed in query tuple order as a per-family bincount would."""
         docs, weights = [], []
@@ -467,7 +423,7 @@ class FormulaIndex:
         ov = np.bincount(fam * m + slot, weights=np.concatenate(weights), minlength=n_fam * m)
         return uniq, ov.reshape(n_fam, m)
 
-    def _accumulate_dense(self, tuples: _Tuples, rare: np.ndarray, docs: list[np.ndarray],
+    def _accumulate_dense(self, tuples: QueryTuples, rare: np.ndarray, docs: list[np.ndarray],
                           weights: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_accumulate` with one bincount over all N formulae per family."""
         fam = tuples.fam[rare]
@@ -509,7 +465,7 @@ class FormulaIndex:
         hit = members.mark[block]
         return members.row[block[hit]], np.asarray(self.post_tf[lo:hi])[hit]
 
-    def _combine(self, docs: np.ndarray, ov: np.ndarray, tuples: _Tuples, scoring: Scoring,
+    def _combine(self, docs: np.ndarray, ov: np.ndarray, tuples: QueryTuples, scoring: Scoring,
                  q: QueryTokens) -> np.ndarray:
         """Scores from per-family overlaps: weighted Dice, size factor, exact-match bonus."""
         lens = self.len_idf if scoring.idf else self.len_plain
