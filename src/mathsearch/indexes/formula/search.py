@@ -26,6 +26,7 @@ class FormulaIndex:
     """Search side of the formula index (arrays memory-mapped; safe to share across queries)."""
 
     SLOTS_UP_TO = 2_000_000  # formulae: the kernel's per-formula scratch (4 bytes each) up to 8 MB
+    PRUNE_AFTER = 2 / 3  # see _prune_now
 
     def __init__(self, root: Path):
         manifest = root / MANIFEST
@@ -302,9 +303,7 @@ class FormulaIndex:
             members = Members(self.n, docs)
             slack = np.inf  # what the unread tuples could add at the last pruning
             for j in frequent.tolist():
-                # Prune again once the unread tuples' weight has dropped by a third: a bound over
-                # all candidates per tuple would cost more than the lookups it saves.
-                if bounds is not None and k is not None and len(docs) > k and rest.sum() <= slack * (2 / 3):
+                if bounds is not None and k is not None and self._prune_now(len(docs), k, rest.sum(), slack):
                     slack = rest.sum()
                     alive = bounds.alive(ov, rest, k)
                     members.drop(docs[~alive])
@@ -351,7 +350,7 @@ class FormulaIndex:
                             np.array([scoring.weights[fi] for fi in fams], dtype=np.float64), factor, bonus)
             slack = np.inf
             for jf in frequent.tolist():
-                if k is not None and cands.m > k and rest.sum() <= slack * (2 / 3):  # as in _search
+                if k is not None and self._prune_now(cands.m, k, rest.sum(), slack):  # as in _search
                     slack = rest.sum()
                     cands.prune(rest, k)
                 fi = int(tuples.fam[jf])
@@ -360,6 +359,14 @@ class FormulaIndex:
                 rest[fi] -= tuples.qtf[jf] * tuples.idf[jf]
             docs, ov = cands.result()
         return docs.astype(np.int64), self._combine(docs, ov, tuples, scoring, q)
+
+    def _prune_now(self, m: int, k: int, unread: float, slack: float) -> bool:
+        """Whether to prune the ``m`` candidates before the next frequent tuple: once the unread
+        tuples' weight has dropped to ``PRUNE_AFTER`` of what it was at the last pruning (``slack``).
+        A bound over all candidates per tuple would cost more than the lookups it saves; pruning
+        sooner while the candidates are many was slower at 1.4M answers (docs/log/compiled.md).
+        Both paths prune at the same steps."""
+        return m > k and unread <= slack * self.PRUNE_AFTER
 
     def _take_slot(self) -> np.ndarray:
         with self._slots_lock:
