@@ -140,6 +140,28 @@ def test_text_boost_picks_the_instance_in_the_closest_thread(tiny, tmp_path):
         make_system("formula", config=str(tmp_path / "missing.toml")).search(SearchContext(tiny), query)
 
 
+def test_text_boost_beside_the_formula_search_gives_the_same_ranking(sample_index):
+    """The text boost's search runs on a signal thread while the formulae are scored; inline (as on
+    a signal thread itself, which never waits on its own pool) the ranking is the same."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mathsearch.systems.formula import formula_config, formula_instances
+
+    cfg = formula_config("")
+    assert cfg.text.weight > 0  # else this tests nothing: the packaged config boosts by text
+    ctx = SearchContext(sample_index)
+    topics = [t for t in read_topics(DATA / "topics" / "task2-2021.xml")][:8]
+    queries = [SearchQuery.from_topic(t) for t in topics]
+    beside = [formula_instances(ctx, q, q.formula_latex, cfg.scoring, cfg.depth, 1000, cfg.text) for q in queries]
+    with ThreadPoolExecutor(1, thread_name_prefix="mathsearch-signal") as pool:  # the inline path
+        inline = list(pool.map(lambda q: formula_instances(ctx, q, q.formula_latex, cfg.scoring, cfg.depth, 1000,
+                                                           cfg.text), queries))
+    without = [formula_instances(ctx, q, q.formula_latex, cfg.scoring, cfg.depth, 1000) for q in queries]
+    assert all(len(r) for r in beside)
+    assert [list(r.items()) for r in beside] == [list(r.items()) for r in inline]
+    assert [list(r.items()) for r in beside] != [list(r.items()) for r in without]  # the boost moved something
+
+
 def test_rebuild_replaces_the_index_atomically(tiny, tmp_path):
     with Store.open(tiny) as store:
         counts = build_formula_index(store, tmp_path, workers=1)

@@ -382,6 +382,8 @@ class ShardedFormulaIndex:
 
     def best_instances(self, q, scoring, depth: int, limit: int, thread_boosts=None, boost: float = 0.0) -> Ranking:
         tops = self._tops(q, scoring, depth, True)
+        if callable(thread_boosts):  # given by a text search that ran meanwhile (FormulaIndex.best_instances)
+            thread_boosts = thread_boosts()
         best: dict[int, tuple[float, int, int, float]] = {}  # group: (final score, -formula id, post, score)
         for part, group, (docs, scores) in zip(self.parts, self.groups, tops, strict=True):
             fids, posts, final = part.best_instance_of(docs, scores, thread_boosts, boost)

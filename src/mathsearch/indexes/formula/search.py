@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from .pruning import Bounds, Members
 from .scoring import QueryTuples, Scoring
 from .tokens import QueryTokens, TokenHasher, query_tokens
 
+ThreadBoosts = tuple[np.ndarray, np.ndarray]  # threads (ascending) and their boosts in [0, 1]
 # The candidate loop compiled (_kernel.pyx), or None: the numpy code below, its reference.
 _kernel = load_kernel("mathsearch.indexes.formula._kernel")
 
@@ -100,7 +102,8 @@ class FormulaIndex:
 
     # -- the questions systems ask ------------------------------------------------------------
     def best_instances(self, q: QueryTokens, scoring: Scoring, depth: int, limit: int,
-                       thread_boosts: tuple[np.ndarray, np.ndarray] | None = None, boost: float = 0.0) -> Ranking:
+                       thread_boosts: ThreadBoosts | Callable[[], ThreadBoosts] | None = None,
+                       boost: float = 0.0) -> Ranking:
         """Task 2: at most ``limit`` formula instances with the post holding each, one (the best)
         per visual formula among the best ``depth``, question and answer posts only.
 
@@ -109,8 +112,12 @@ class FormulaIndex:
         best-boosted thread, whose boost times ``boost`` is added to the formula's score.
         Further instances of the same formulae fill the free slots (they add nothing to Task 2
         scores, but let callers that map formulae to posts see every occurrence).
+        ``thread_boosts`` may be a callable that gives them, called once the formulae are scored
+        (the boosts' text search then runs on another thread meanwhile).
         """
         docs, scores = self.top(q, scoring, depth, retrievable_only=True)
+        if callable(thread_boosts):
+            thread_boosts = thread_boosts()
         fids, posts, final = self.best_instance_of(docs, scores, thread_boosts, boost)
         # The cut takes the run's order: scores rounded as the run shows them, ties by id compared
         # as text (as trec_eval and Ranking do, not as numbers), so the best k of a search are the
