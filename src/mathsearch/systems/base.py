@@ -10,8 +10,11 @@ tags and on the command line, and :func:`make_system` turns a spec back into the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
+import threading
 import typing
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -81,6 +84,10 @@ class SearchQuery:
         return QueryBags.of_text(self.title, self.question, self.tags)
 
 
+_T = TypeVar("_T")
+_POOL_PREFIX = "mathsearch-"  # thread names: mathsearch-signal_0, mathsearch-query-encoder_0
+
+
 class SearchContext(IndexDirectory):
     """The indexes of one INDEX_DIR (:class:`~mathsearch.indexes.directory.IndexDirectory`), opened
     lazily and shared by every system of a run, and the query vectors encoded so far (tuning runs
@@ -96,7 +103,7 @@ class SearchContext(IndexDirectory):
         """The context's ``name`` thread pool, made again in a forked child (which has no such threads)."""
         made = self._pools.get(name)
         if made is None or made[0] != os.getpid():
-            made = self._pools[name] = (os.getpid(), ThreadPoolExecutor(threads, thread_name_prefix=f"mathsearch-{name}"))
+            made = self._pools[name] = (os.getpid(), ThreadPoolExecutor(threads, thread_name_prefix=f"{_POOL_PREFIX}{name}"))
             if name == "query-encoder":
                 self.pending_vectors.clear()  # a parent's pending encodings are not this process's
         return made[1]
@@ -108,6 +115,14 @@ class SearchContext(IndexDirectory):
     def signal_threads(self) -> ThreadPoolExecutor:
         """The threads a fused system's signals run on side by side (one per core, from 2 to 4)."""
         return self._pool("signal", max(2, min(4, os.cpu_count() or 2)))
+
+    def beside(self, fn: Callable[..., _T], *args: Any) -> Callable[[], _T]:
+        """``fn(*args)`` started on a signal thread while the caller goes on; call what this returns
+        for its value.  On a signal thread itself it runs when asked instead: a pool thread never
+        waits on its own pool."""
+        if threading.current_thread().name.startswith(f"{_POOL_PREFIX}signal"):
+            return functools.partial(fn, *args)
+        return self.signal_threads().submit(fn, *args).result
 
 
 def _with_plain_math(title: str, question: str, on: bool) -> tuple[str, str, tuple[PlainSpan, ...]]:

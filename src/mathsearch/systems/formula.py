@@ -21,7 +21,6 @@ searches with.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -98,18 +97,12 @@ def formula_instances(ctx: SearchContext, query: SearchQuery, latex: str, scorin
     """Task 2: formula instances with their posts, one (the best) per visual formula, at most ``limit``."""
     ix = ctx.formula
     weight = text.weight if text is not None else 0.0
-    if text is None or weight <= 0 or not (query.title or query.question):
-        return ix.best_instances(ix.query(latex), scoring, max(depth, limit), limit)
-    if threading.current_thread().name.startswith("mathsearch-signal"):  # a pool thread never waits on its pool
-        boosts = _thread_boosts(ctx, query, text)
-        return ix.best_instances(ix.query(latex), scoring, max(depth, limit), limit, boosts, weight)
-    # The text boost's BM25 (tantivy lets go of the GIL) runs on a signal thread while the formula
-    # search runs here: at 1.4M answers they took ~70 and ~110 ms one after the other.
-    pending = ctx.signal_threads().submit(_thread_boosts, ctx, query, text)
-    try:
-        return ix.best_instances(ix.query(latex), scoring, max(depth, limit), limit, pending.result, weight)
-    finally:
-        pending.cancel()  # when the formula search failed first, a boost not yet started never starts
+    boosts = None
+    if text is not None and weight > 0 and (query.title or query.question):
+        # The boost's BM25 (tantivy lets go of the GIL) runs beside the formula search: at 1.4M
+        # answers they took ~70 and ~110 ms one after the other.
+        boosts = ctx.beside(_thread_boosts, ctx, query, text)
+    return ix.best_instances(ix.query(latex), scoring, max(depth, limit), limit, boosts, weight)
 
 
 def tangent_s_formula(query: SearchQuery) -> str | None:
