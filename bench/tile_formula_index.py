@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args[2].isdigit() or int(args[2]) < 1:
         print(f"R must be a whole number >= 1, not {args[2]!r}", file=sys.stderr)
         return 2
+    if dst.exists() and not dst.is_dir():
+        print(f"{dst} is a file: give a new OUT_INDEX_DIR", file=sys.stderr)
+        return 2
     if (dst / "formula").exists():  # never write over a formula folder this run did not make
         print(f"{dst / 'formula'} exists: give a new OUT_INDEX_DIR", file=sys.stderr)
         return 2
