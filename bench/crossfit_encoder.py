@@ -43,6 +43,50 @@ def fold_of(thread_id: int, folds: int) -> int:
     return (thread_id * 2654435761 % 2**32) % folds  # Knuth's multiplicative hash: ids are not random
 
 
+def crossfit(index: Path, work: Path, config: TrainConfig, folds: int, passages=None) -> Path:
+    """``work/index``: the sample's index whose post vectors are each made by the student of the
+    other folds (trained with ``config``); each student and the index are kept and reused when
+    there.  ``passages``: :func:`post_passages` of ``index``'s store, when already read."""
+    if passages is None:
+        with Store.open(index) as store:
+            passages = post_passages(store)
+    q_ids, q_texts, a_ids, a_texts, parent = passages
+    work.mkdir(parents=True, exist_ok=True)
+    thread = {q: q for q in q_ids} | {a: parent.get(a, a) for a in a_ids}
+    students = []
+    for f in range(folds):
+        out = work / f"student-{f}"
+        if not (out / "encoder.json").is_file():
+            seen = {p for p, t in thread.items() if fold_of(t, folds) != f}
+            with Store.open(index) as store:
+                info = train(store, out, f"crossfit-{f}", config, teacher_index=index, teacher_posts=seen,
+                             source=str(index), text_index=index)
+            print(f"student {f}: {info['trained_on']['teacher_posts']} teacher posts, "
+                  f"{info['training']['seconds']} s", file=sys.stderr)
+        students.append(StaticEncoder.load(out))
+    built = work / "index"
+    dense = built / "dense"
+    manifest_file = dense / "manifest.json"
+    if manifest_file.is_file() and "crossfit" in json.loads(manifest_file.read_text()):
+        return built  # its vectors were all written before the manifest said so
+    if not manifest_file.is_file():
+        collection = read_manifest(index)["collection"]
+        build_index(collection, built, optional=("dense",), encoder=str(work / "student-0"), query_encoder="minilm")
+    for name, ids_file, texts in (("answers", "answer_ids", a_texts), ("questions", "question_ids", q_texts)):
+        ids = np.load(dense / f"{ids_file}.npy")
+        vectors = np.load(dense / f"{name}.npy")
+        row = {int(p): i for i, p in enumerate(ids)}
+        by_id = dict(zip(a_ids if name == "answers" else q_ids, texts, strict=True))
+        for f, student in enumerate(students):
+            mine = [p for p in row if fold_of(thread[p], folds) == f]
+            vectors[[row[p] for p in mine]] = student.encode([by_id[p] for p in mine]).astype(vectors.dtype)
+        np.save(dense / f"{name}.npy", vectors)
+    manifest = json.loads(manifest_file.read_text())
+    manifest["crossfit"] = {"folds": folds, "students": [str(work / f"student-{f}") for f in range(folds)]}
+    manifest_file.write_text(json.dumps(manifest, indent=1) + "\n")
+    return built
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path, required=True, help="sample index with MiniLM vectors (the teacher)")
@@ -66,37 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"crossfit_encoder: {exc}", file=sys.stderr)
         return 2
-    args.work.mkdir(parents=True, exist_ok=True)
-    thread = {q: q for q in q_ids} | {a: parent.get(a, a) for a in a_ids}
-    students = []
-    for f in range(args.folds):
-        out = args.work / f"student-{f}"
-        if not (out / "encoder.json").is_file():
-            seen = {p for p, t in thread.items() if fold_of(t, args.folds) != f}
-            with Store.open(args.index) as store:
-                info = train(store, out, f"crossfit-{f}", config, teacher_index=args.index, teacher_posts=seen,
-                             source=str(args.index), text_index=args.index)
-            print(f"student {f}: {info['trained_on']['teacher_posts']} teacher posts, "
-                  f"{info['training']['seconds']} s", file=sys.stderr)
-        students.append(StaticEncoder.load(out))
-    index = args.work / "index"
-    if not (index / "dense" / "manifest.json").is_file():
-        collection = read_manifest(args.index)["collection"]
-        build_index(collection, index, optional=("dense",), encoder=str(args.work / "student-0"), query_encoder="minilm")
-    dense = index / "dense"
-    for name, ids_file, texts in (("answers", "answer_ids", a_texts), ("questions", "question_ids", q_texts)):
-        ids = np.load(dense / f"{ids_file}.npy")
-        vectors = np.load(dense / f"{name}.npy")
-        row = {int(p): i for i, p in enumerate(ids)}
-        by_id = dict(zip(a_ids if name == "answers" else q_ids, texts, strict=True))
-        for f, student in enumerate(students):
-            mine = [p for p in row if fold_of(thread[p], args.folds) == f]
-            vectors[[row[p] for p in mine]] = student.encode([by_id[p] for p in mine]).astype(vectors.dtype)
-        np.save(dense / f"{name}.npy", vectors)
-    manifest = json.loads((dense / "manifest.json").read_text())
-    manifest["crossfit"] = {"folds": args.folds, "students": [str(args.work / f"student-{f}") for f in range(args.folds)]}
-    (dense / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    return task1_table.main(["--index", str(index), "--systems", args.systems])
+    crossfit(args.index, args.work, config, args.folds, (q_ids, q_texts, a_ids, a_texts, parent))
+    return task1_table.main(["--index", str(args.work / "index"), "--systems", args.systems])
 
 
 if __name__ == "__main__":

@@ -135,3 +135,24 @@ def test_a_tuning_script_given_an_index_without_vectors_for_a_dense_config_exits
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr
     assert "no dense vectors" in done.stderr and "dense_questions" in done.stderr and done.stdout == ""
+
+
+def test_the_student_recipe_script_refuses_an_index_without_the_teacher_and_a_bad_recipe_writing_nothing(
+        sample_index, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "bench" / "tune_student.py"
+    work = tmp_path / "work"
+    done = subprocess.run([sys.executable, str(script), "--index", str(sample_index), "--work", str(work)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "no dense vectors" in done.stderr and "--dense minilm" in done.stderr and done.stdout == ""
+    bad = tmp_path / "bad.toml"
+    bad.write_text("contrastive = 0.5\nlearning_rate = 0.1\n")
+    done = subprocess.run([sys.executable, str(script), "--index", str(sample_index), "--work", str(work),
+                           "--candidates", f"packaged,{bad}"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert str(bad) in done.stderr and "learning_rate" in done.stderr and "Traceback" not in done.stderr
+    assert not work.exists()
