@@ -156,3 +156,23 @@ def test_the_student_recipe_script_refuses_an_index_without_the_teacher_and_a_ba
     assert done.returncode == 2, done.stderr
     assert str(bad) in done.stderr and "learning_rate" in done.stderr and "Traceback" not in done.stderr
     assert not work.exists()
+
+
+def test_the_student_recipes_work_folders_and_seed_means():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import tune_student as ts
+
+    packaged = ts.config_of({}, 13)
+    assert ts.digest(packaged, 2) == ts.digest(ts.config_of({}, 13), 2)  # a rerun finds its folder
+    others = {ts.digest(ts.config_of({}, 14), 2), ts.digest(ts.config_of({"links": 0.3}, 13), 2),
+              ts.digest(packaged, 4)}
+    assert len(others) == 3 and ts.digest(packaged, 2) not in others  # seed, recipe and folds each a folder
+    label, fields = ts.recipe(str(ts.STUDENT / "s1-links.toml"))
+    assert (label, fields) == ("s1-links", {"links": 0.3})
+    runs = [{"nDCG@10": {("2020", "A.1"): 0.5, ("2021", "A.301"): 0.2}},
+            {"nDCG@10": {("2020", "A.1"): 0.7, ("2021", "A.301"): 0.4}}]
+    assert ts.mean_over_seeds(runs) == {"nDCG@10": {("2020", "A.1"): pytest.approx(0.6),
+                                                    ("2021", "A.301"): pytest.approx(0.3)}}
