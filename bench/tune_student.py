@@ -20,7 +20,7 @@ decisions are printed: the packaged recipe against distillation alone (``s0-dist
 contrastive term kept), and the packaged recipe against one addition each (links, hard negatives,
 word-piece pairs: ``bench/candidates/student/``).  Every student,
 index and per-topic score is kept under ``--work`` (one folder per recipe and seed, named by the
-recipe's digest), so a stopped run resumes and a second run only prints.  MINILM_INDEX: the sample
+recipe's digest; nothing else under it is touched), so a stopped run resumes and a second run only prints.  MINILM_INDEX: the sample
 built with ``--dense minilm`` (the teacher's vectors are read from it).  2022's judgements are never read.
 """
 
@@ -71,6 +71,8 @@ def recipe(source: str) -> tuple[str, dict]:
         fields = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise InputError(f"{path}: no such candidate recipe") from None
+    except (OSError, UnicodeDecodeError) as exc:  # a folder, an unreadable or binary file
+        raise InputError(f"{path}: not a readable TOML recipe ({exc.__class__.__name__})") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not TOML ({exc})") from None
     unknown = sorted(set(fields) - FIELDS)
@@ -81,6 +83,8 @@ def recipe(source: str) -> tuple[str, dict]:
 
 def check_teacher(index: Path) -> None:
     """Exit 2 (an InputError) unless ``index`` holds MiniLM's vectors, which the students learn from."""
+    if not index.is_dir():
+        raise InputError(f"{index}: no such index folder")
     manifest = index / "dense" / "manifest.json"
     if not manifest.is_file():
         raise InputError(f"{index}: no dense vectors (dense/manifest.json): the teacher's MiniLM vectors are "
@@ -101,16 +105,10 @@ def digest(config: TrainConfig, folds: int) -> str:
 
 
 def scores_of(index: Path, work: Path, config: TrainConfig, folds: int, passages) -> dict[str, dict]:
-    """Per-topic ``{measure: {(year, topic): value}}`` of the packaged static ``ours`` on the cross-fitted index."""
-    done = work / "scores.json"
-    if done.is_file():
-        raw = json.loads(done.read_text())
-        return {m: {tuple(k.split("|", 1)): v for k, v in vals.items()} for m, vals in raw.items()}
+    """Per-topic ``{measure: {(year, topic): value}}`` of the packaged static ``ours`` on the
+    cross-fitted index (kept in ``work/scores``, :class:`tune_ours.Bench`'s cache)."""
     built = crossfit(index, work, config, folds, passages)
-    bench = Bench(built, judged_sets(), cache=None)
-    out = bench.scores(load_config("", packaged_config_for(built)))
-    done.write_text(json.dumps({m: {"|".join(k): v for k, v in vals.items()} for m, vals in out.items()}))
-    return out
+    return Bench(built, judged_sets(), cache=work / "scores").scores(load_config("", packaged_config_for(built)))
 
 
 def mean_over_seeds(runs: list[dict[str, dict]]) -> dict[str, dict]:
@@ -135,7 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("give at least one seed and --folds 2 or more")
     decisions = ((("fixed recipes, simplest first", tuple(s for s in args.candidates.split(",") if s.strip())),)
                  if args.candidates else DEFAULT_DECISIONS)
-    recipes = dict(recipe(s) for _, sources in decisions for s in sources)
+    label_of = {s: recipe(s) for _, sources in decisions for s in sources}  # each file read once
+    recipes = dict(label_of.values())
+    labels = [label for label, _ in label_of.values()]
+    if len(set(labels)) < len(labels):
+        raise InputError("two candidate recipes share a file name (the label is the file's stem): rename one")
+    if args.work.exists() and not args.work.is_dir():
+        raise InputError(f"--work {args.work} is a file: give a folder (new, or one this script wrote)")
     check_teacher(args.index)
     for fields in recipes.values():
         checked(config_of(fields, seeds[0]), args.index)  # a missing teacher or a bad option, before any work
@@ -156,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  pooled {', '.join(f'{m} {v:.3f}' for m, v in one.items())}", file=sys.stderr, flush=True)
         scores[label] = mean_over_seeds(runs)
     for what, sources in decisions:
-        order = [recipe(s)[0] for s in sources]
+        order = [label_of[s][0] for s in sources]
         title = (f"### the student's recipe, {what}: {args.folds}-fold cross-fitted students, "
                  f"scores averaged over seeds {', '.join(map(str, seeds))}")
         print("\n".join(selection.report(selection.decide(scores, order), title)) + "\n")

@@ -156,6 +156,14 @@ def test_the_student_recipe_script_refuses_an_index_without_the_teacher_and_a_ba
     assert done.returncode == 2, done.stderr
     assert str(bad) in done.stderr and "learning_rate" in done.stderr and "Traceback" not in done.stderr
     assert not work.exists()
+    mine = tmp_path / "mine.txt"
+    mine.write_text("keep")
+    for extra, said in ((["--candidates", f"packaged,{tmp_path}"], "not a readable TOML recipe"),
+                        (["--work", str(mine)], "is a file")):
+        argv = [sys.executable, str(script), "--index", str(sample_index), "--work", str(work), *extra]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert mine.read_text() == "keep" and not work.exists()
 
 
 def test_the_student_recipes_work_folders_and_seed_means():
