@@ -86,6 +86,7 @@ class SearchQuery:
 
 _T = TypeVar("_T")
 _POOL_PREFIX = "mathsearch-"  # thread names: mathsearch-signal_0, mathsearch-query-encoder_0
+_SIGNAL_POOL = "signal"
 
 
 class SearchContext(IndexDirectory):
@@ -114,13 +115,13 @@ class SearchContext(IndexDirectory):
 
     def signal_threads(self) -> ThreadPoolExecutor:
         """The threads a fused system's signals run on side by side (one per core, from 2 to 4)."""
-        return self._pool("signal", max(2, min(4, os.cpu_count() or 2)))
+        return self._pool(_SIGNAL_POOL, max(2, min(4, os.cpu_count() or 2)))
 
     def beside(self, fn: Callable[..., _T], *args: Any) -> Callable[[], _T]:
         """``fn(*args)`` started on a signal thread while the caller goes on; call what this returns
         for its value.  On a signal thread itself it runs when asked instead: a pool thread never
         waits on its own pool."""
-        if threading.current_thread().name.startswith(f"{_POOL_PREFIX}signal"):
+        if threading.current_thread().name.startswith(_POOL_PREFIX + _SIGNAL_POOL):
             return functools.partial(fn, *args)
         return self.signal_threads().submit(fn, *args).result
 
