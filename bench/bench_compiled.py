@@ -11,7 +11,7 @@ compiled, pure, ...) so that load from other work on a shared machine falls on b
 * parse + tuple extraction: distinct formulae of the store analysed as the index build does
   (SLT, OPT, visual key, the four token families, hashing), formulae per CPU second;
 * formula index build: ``build_formula_index`` into a scratch folder (wall and CPU seconds, the
-  analysis workers' CPU included);
+  analysis workers' CPU included), and the CPU seconds of each of its parts (:data:`BUILD_PARTS`);
 * Task 2 ``formula`` (without its text boost) and Task 1 ``ours:dense=False`` queries over the
   2020+2021 topics: median and p95 milliseconds per query, wall and CPU of the process (on a shared
   machine the CPU figure is the steadier one; the first query of each system warms up).
@@ -62,22 +62,45 @@ def phase_analyse(index: Path, limit: int) -> dict:
     return {"formulae": len(todo), "cpu_s": cpu, "wall_s": wall, "per_cpu_s": len(todo) / cpu}
 
 
-def phase_build(index: Path, out: Path) -> dict:
+# The formula step's parts, in the order build_formula_index runs them (timed one by one in phase_build).
+BUILD_PARTS = (("_collect", "instances grouped by visual formula"), ("_analyze_all", "analysis (in its workers)"),
+               ("_write_postings", "postings"), ("_instance_arrays", "instance arrays"))
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (the analysis workers)."""
     import resource
 
-    from mathsearch.indexes.formula import build_formula_index
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def phase_build(index: Path, out: Path) -> dict:
+    from mathsearch.indexes.formula import build, build_formula_index
     from mathsearch.store import Store
 
-    cpu, wall = time.process_time(), time.perf_counter()
+    parts: dict[str, dict[str, float]] = {}
+
+    def timed(name: str, fn):  # noqa: ANN001, ANN202 - a wrapper of a build function
+        def run(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            cpu, wall = _cpu(), time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                parts[name] = {"wall_s": time.perf_counter() - wall, "cpu_s": _cpu() - cpu}
+        return run
+
+    for name, _ in BUILD_PARTS:  # this child only: it exits after the build
+        setattr(build, name, timed(name, getattr(build, name)))
+    cpu, wall = _cpu(), time.perf_counter()
     with Store.open(index) as store:
         counts = build_formula_index(store, out)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = time.process_time() - cpu + children.ru_utime + children.ru_stime
+    cpu = _cpu() - cpu
     digest = hashlib.sha256()
     for p in sorted((out / "formula").iterdir()):
         digest.update(p.name.encode() + p.read_bytes())
     return {"wall_s": time.perf_counter() - wall, "cpu_s": cpu, "visual": counts["formula_visual"],
-            "postings": counts["formula_postings"], "sha256": digest.hexdigest()}
+            "postings": counts["formula_postings"], "sha256": digest.hexdigest(), "parts": parts}
 
 
 def phase_query(index: Path) -> dict:
@@ -195,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         for key, label in (("wall_s", "wall s"), ("cpu_s", "CPU s")):
             p, c = med("build", "pure", key), med("build", "compiled", key)
             print(f"| formula index build, {label} ({b['pure'][0]['visual']:,} visual formulae) | {p:.1f} | {c:.1f} | {p / c:.2f}x |")
+        for name, label in BUILD_PARTS:
+            p, c = (statistics.median(r["parts"][name]["cpu_s"] for r in b[path]) for path in PATHS)
+            print(f"| - of which {label}, CPU s | {p:.1f} | {c:.1f} | {p / max(c, 1e-9):.2f}x |")
         same = len({r["sha256"] for rs in b.values() for r in rs}) == 1
         print(f"| formula index arrays identical (sha256 over all files, every run) | | | {'yes' if same else 'NO'} |")
     if "query" in runs:
