@@ -43,13 +43,16 @@ SCORINGS = [
 ]
 
 
-@pytest.mark.parametrize("slots", [True, False], ids=["slots", "sorting"])
+@pytest.mark.parametrize("gather", ["slots", "packed", "sorting"])
 @pytest.mark.parametrize("scoring", SCORINGS, ids=lambda s: f"budget{s.postings_budget}-idf{s.idf}-exact{s.exact}")
-def test_the_kernel_finds_and_scores_as_numpy_does(index: FormulaIndex, scoring: Scoring, slots: bool,
+def test_the_kernel_finds_and_scores_as_numpy_does(index: FormulaIndex, scoring: Scoring, gather: str,
                                                    monkeypatch: pytest.MonkeyPatch):
-    """Both ways of gathering the candidates (a per-formula scratch on small indexes, sorting the
-    postings on large ones) against numpy."""
-    monkeypatch.setattr(index, "SLOTS_UP_TO", index.n if slots else 0)
+    """Every way of gathering the candidates (a per-formula scratch on small indexes; on large ones
+    a sort of packed keys, or, where they would not fit in 63 bits, of keys and weights apart)
+    against numpy."""
+    monkeypatch.setattr(index, "SLOTS_UP_TO", index.n if gather == "slots" else 0)
+    if gather == "sorting":
+        monkeypatch.setattr(index.kernel, "PACKED_BITS", 0)
     topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task2-{year}.xml")]
     kernel, compared, pruned = index.kernel, 0, 0
     try:

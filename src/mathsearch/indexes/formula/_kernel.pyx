@@ -13,6 +13,8 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint16_t
 
+PACKED_BITS = 63  # what a packed sort key may use of an int64 (a test lowers it to reach the fallback)
+
 
 def accumulate(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const int64_t[::1] lo,
                const int64_t[::1] hi, const int64_t[::1] fam, const double[::1] qtf,
@@ -28,7 +30,7 @@ def accumulate(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const i
     for j in range(nj):
         total += hi[j] - lo[j]
     if slot is None:
-        docs, ov = _by_sorting(post_doc, post_tf, lo, hi, fam, qtf, idf, n_fam, total)
+        docs, ov = _by_packing(post_doc, post_tf, lo, hi, fam, qtf, idf, n_fam, total)
     else:
         docs, ov = _by_slots(post_doc, post_tf, lo, hi, fam, qtf, idf, n_fam, total, slot)
     if not dense and keep is None:
@@ -65,6 +67,57 @@ cdef _by_slots(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const i
             o[f, slot[post_doc[p]]] += (t if t < q else q) * x
     for i in range(m):
         slot[dv[i]] = -1
+    return docs, ov
+
+
+cdef _by_packing(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const int64_t[::1] lo,
+                 const int64_t[::1] hi, const int64_t[::1] fam, const double[::1] qtf,
+                 const double[::1] idf, Py_ssize_t n_fam, Py_ssize_t total):
+    """:func:`_by_sorting` with each posting's (formula, tuple, tf) packed in one int64: sorted,
+    the keys alone give every weight, with no reads back into arrays in the postings' first order
+    (a cache miss each at full size: 1.35x faster at 1.4M answers).  A formula holds one posting
+    per tuple, so (formula, tuple) orders the weights as (formula, place in the query) does.
+    Where the three do not fit in 63 bits, :func:`_by_sorting`."""
+    cdef Py_ssize_t j, p, r, m = 0, at = 0, nj = lo.shape[0]
+    cdef int64_t top = 0, k, d, last = -1
+    cdef double t, q
+    for j in range(nj):
+        if hi[j] > lo[j] and post_doc[hi[j] - 1] > top:  # blocks ascend: the last is the largest
+            top = post_doc[hi[j] - 1]
+    cdef int jbits = max(int(nj - 1).bit_length(), 1)
+    if int(top).bit_length() + jbits + 16 > PACKED_BITS:
+        return _by_sorting(post_doc, post_tf, lo, hi, fam, qtf, idf, n_fam, total)
+    cdef int shift = 16 + jbits
+    cdef int64_t jmask = (<int64_t>1 << jbits) - 1
+    key = np.empty(total, dtype=np.int64)
+    cdef int64_t[::1] kv = key
+    for j in range(nj):
+        for p in range(lo[j], hi[j]):
+            kv[at] = ((((<int64_t>post_doc[p]) << jbits) | j) << 16) | post_tf[p]
+            at += 1
+    key.sort()
+    for r in range(total):
+        d = kv[r] >> shift
+        if d != last:
+            m += 1
+            last = d
+    docs = np.empty(m, dtype=np.int32)
+    ov = np.zeros((n_fam, m), dtype=np.float64)
+    cdef int32_t[::1] dv = docs
+    cdef double[:, ::1] o = ov
+    cdef Py_ssize_t i = -1
+    last = -1
+    for r in range(total):
+        k = kv[r]
+        d = k >> shift
+        if d != last:
+            i += 1
+            dv[i] = <int32_t>d
+            last = d
+        j = (k >> 16) & jmask
+        t = <double>(k & 0xFFFF)
+        q = qtf[j]
+        o[fam[j], i] += (t if t < q else q) * idf[j]
     return docs, ov
 
 
