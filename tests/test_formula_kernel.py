@@ -97,6 +97,30 @@ def test_the_kernel_cuts_the_best_k_as_numpy_does(index: FormulaIndex, scoring: 
     assert cut > 50, cut  # the cut itself ran, not only searches with fewer than k candidates
 
 
+@pytest.mark.parametrize("scoring", SCORINGS[:3], ids=lambda s: f"idf{s.idf}-exact{s.exact}")
+def test_the_kernel_rescores_answers_as_numpy_does(index: FormulaIndex, scoring: Scoring):
+    """Task 1's re-scoring (``score_docs`` over the formulae of given answers, every query tuple,
+    long blocks and short): the kernel's merge gives numpy's scores to the last bit."""
+    topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task2-{year}.xml")]
+    rng = np.random.default_rng(7)
+    answers = np.unique(index._by_answer()[0])
+    kernel, scored = index.kernel, 0
+    try:
+        for topic in topics:
+            q = index.query(topic.formulas[0].latex)
+            for size in (5, 200):
+                docs = np.unique(index.answer_formulae(rng.choice(answers, size))[1])
+                index.kernel = None
+                want = index.score_docs(q, scoring, docs)
+                index.kernel = kernel
+                got = index.score_docs(q, scoring, docs)
+                assert want.tobytes() == got.tobytes(), (topic.topic_id, size)
+                scored += int((got > 0).sum())
+    finally:
+        index.kernel = kernel
+    assert scored > 1000, scored  # most topics share tuples with some of the drawn answers' formulae
+
+
 @settings(max_examples=300, deadline=None)
 @given(scores=st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0, 0.3333333333333333]), min_size=2, max_size=80),
        data=st.data())
