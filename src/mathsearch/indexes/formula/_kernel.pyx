@@ -75,7 +75,7 @@ cdef _by_packing(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const
                  const double[::1] idf, Py_ssize_t n_fam, Py_ssize_t total):
     """:func:`_by_sorting` with each posting's (formula, tuple, tf) packed in one int64: sorted,
     the keys alone give every weight, with no reads back into arrays in the postings' first order
-    (a cache miss each at full size: 1.35x faster at 1.4M answers).  A formula holds one posting
+    (a cache miss each at full size: 1.2-1.3x faster a call at 1.4M answers).  A formula holds one posting
     per tuple, so (formula, tuple) orders the weights as (formula, place in the query) does.
     Where the three do not fit in 63 bits, :func:`_by_sorting`."""
     cdef Py_ssize_t j, p, r, m = 0, at = 0, nj = lo.shape[0]
