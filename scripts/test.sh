@@ -11,7 +11,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 ruff check src tests bench
 # The documentation site: broken links, missing pages and docstrings that do not render fail (into site/, ignored).
 # (tests/test_docs.py checks the generated CLI page and runs the API examples as doctests.)
-NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir site
+# Not --quiet: it hides the warnings from --strict too, and a broken link then passed.
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --site-dir site
 # Two test processes (pytest-xdist; a file's tests stay in one, files in the order tests/conftest.py
 # gives: the longest first): the suite is mostly one core's
 # work, and CI has two.  MATHSEARCH_TEST_JOBS=0 runs it in this one process.
