@@ -43,15 +43,15 @@ SCORINGS = [
 ]
 
 
-@pytest.mark.parametrize("gather", ["slots", "packed", "sorting"])
+@pytest.mark.parametrize("gather", ["slots", "packed", "fallback"])
 @pytest.mark.parametrize("scoring", SCORINGS, ids=lambda s: f"budget{s.postings_budget}-idf{s.idf}-exact{s.exact}")
 def test_the_kernel_finds_and_scores_as_numpy_does(index: FormulaIndex, scoring: Scoring, gather: str,
                                                    monkeypatch: pytest.MonkeyPatch):
     """Every way of gathering the candidates (a per-formula scratch on small indexes; on large ones
-    a sort of packed keys, or, where they would not fit in 63 bits, of keys and weights apart)
+    a sort of packed keys, or, where they would not fit in 63 bits, a scratch of the kernel's own)
     against numpy."""
     monkeypatch.setattr(index, "SLOTS_UP_TO", index.n if gather == "slots" else 0)
-    if gather == "sorting":
+    if gather == "fallback":
         monkeypatch.setattr(index.kernel, "PACKED_BITS", 0)
     topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task2-{year}.xml")]
     kernel, compared, pruned = index.kernel, 0, 0

@@ -25,7 +25,8 @@ def accumulate(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const i
     ``dense``: drop formulae whose overlaps are all 0 (as the bincount over all formulae does);
     ``keep`` (uint8 per formula, or None): drop the formulae it marks 0.  ``slot``: scratch of one
     int32 per formula, all -1 (and left so), to number the formulae in place; or None, to sort
-    the postings instead (the better way when the scratch would not stay in the CPU's cache)."""
+    the postings as packed keys instead (:func:`_by_packing`: the better way when the scratch would
+    not stay in the CPU's cache)."""
     cdef Py_ssize_t j, total = 0, nj = lo.shape[0]
     for j in range(nj):
         total += hi[j] - lo[j]
@@ -73,11 +74,13 @@ cdef _by_slots(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const i
 cdef _by_packing(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const int64_t[::1] lo,
                  const int64_t[::1] hi, const int64_t[::1] fam, const double[::1] qtf,
                  const double[::1] idf, Py_ssize_t n_fam, Py_ssize_t total):
-    """:func:`_by_sorting` with each posting's (formula, tuple, tf) packed in one int64: sorted,
-    the keys alone give every weight, with no reads back into arrays in the postings' first order
-    (a cache miss each at full size: 1.2-1.3x faster a call at 1.4M answers).  A formula holds one posting
-    per tuple, so (formula, tuple) orders the weights as (formula, place in the query) does.
-    Where the three do not fit in 63 bits, :func:`_by_sorting`."""
+    """Sort the postings by (formula, tuple), each posting's (formula, tuple, tf) packed in one
+    int64, then add each formula's weights in that order: the sums of :func:`_by_slots`, with the
+    sorted keys alone giving every weight (a sort of keys and places, reading each weight back by
+    its place, was 1.2-1.3x slower a call at 1.4M answers: a cache miss a posting).  A formula
+    holds one posting per tuple, so (formula, tuple) orders the weights as the query's tuple order
+    does.  Where the three do not fit in ``PACKED_BITS`` bits, a scratch of one int32 per formula
+    and :func:`_by_slots` instead."""
     cdef Py_ssize_t j, p, r, m = 0, at = 0, nj = lo.shape[0]
     cdef int64_t top = 0, k, d, last = -1
     cdef double t, q
@@ -86,7 +89,8 @@ cdef _by_packing(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const
             top = post_doc[hi[j] - 1]
     cdef int jbits = max(int(nj - 1).bit_length(), 1)
     if int(top).bit_length() + jbits + 16 > PACKED_BITS:
-        return _by_sorting(post_doc, post_tf, lo, hi, fam, qtf, idf, n_fam, total)
+        return _by_slots(post_doc, post_tf, lo, hi, fam, qtf, idf, n_fam, total,
+                         np.full(top + 1, -1, dtype=np.int32))
     cdef int shift = 16 + jbits
     cdef int64_t jmask = (<int64_t>1 << jbits) - 1
     key = np.empty(total, dtype=np.int64)
@@ -118,51 +122,6 @@ cdef _by_packing(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const
         t = <double>(k & 0xFFFF)
         q = qtf[j]
         o[fam[j], i] += (t if t < q else q) * idf[j]
-    return docs, ov
-
-
-cdef _by_sorting(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const int64_t[::1] lo,
-                 const int64_t[::1] hi, const int64_t[::1] fam, const double[::1] qtf,
-                 const double[::1] idf, Py_ssize_t n_fam, Py_ssize_t total):
-    """Sort the postings by (formula, place in the query's tuple order), then add each formula's
-    weights in that order: the same sums as :func:`_by_slots`, with sequential memory access only."""
-    cdef Py_ssize_t j, p, r, i, m = 0, at = 0, nj = lo.shape[0]
-    cdef int shift = max(int(total - 1).bit_length(), 1)
-    cdef int64_t mask = (<int64_t>1 << shift) - 1
-    cdef int64_t d, last = -1
-    cdef double t, q, x
-    key = np.empty(total, dtype=np.int64)
-    weight = np.empty(total, dtype=np.float64)
-    family = np.empty(total, dtype=np.int64)
-    cdef int64_t[::1] kv = key, fv = family
-    cdef double[::1] wv = weight
-    for j in range(nj):
-        q, x = qtf[j], idf[j]
-        for p in range(lo[j], hi[j]):
-            kv[at] = ((<int64_t>post_doc[p]) << shift) | at
-            t = <double>post_tf[p]
-            wv[at] = (t if t < q else q) * x
-            fv[at] = fam[j]
-            at += 1
-    key.sort()
-    for r in range(total):
-        d = kv[r] >> shift
-        if d != last:
-            m += 1
-            last = d
-    docs = np.empty(m, dtype=np.int32)
-    ov = np.zeros((n_fam, m), dtype=np.float64)
-    cdef int32_t[::1] dv = docs
-    cdef double[:, ::1] o = ov
-    i, last = -1, -1
-    for r in range(total):
-        d = kv[r] >> shift
-        if d != last:
-            i += 1
-            dv[i] = <int32_t>d
-            last = d
-        at = kv[r] & mask
-        o[fv[at], i] += wv[at]
     return docs, ov
 
 
