@@ -124,7 +124,9 @@ def test_raw_dump_indexes_with_its_formulae(tmp_path):
         assert [(f.formula_id, f.latex) for f in a.iter_formulas()] == [(f.formula_id, f.latex) for f in b.iter_formulas()]
         # The build's plain rows, a few at a time, are the records' fields in the same order.
         rows = [row for batch in a.formula_rows(batch=3) for row in batch]
-        assert rows == [(f.formula_id, f.post_id, f.thread_id, f.kind, f.visual_id, f.latex) for f in a.iter_formulas()]
+        assert rows == [(f.formula_id, f.post_id, f.thread_id, f.kind, f.comment_id, f.visual_id, f.latex)
+                        for f in a.iter_formulas()]
+        assert [r[0] for batch in a.formula_rows(['comment']) for r in batch] == [latex['b > a'].formula_id]
         assert [len(batch) for batch in a.formula_rows(batch=3)] == [3, 3, 1]
     assert again.formulas == 7
 

@@ -270,19 +270,19 @@ class Store:
         return [StoredFormula(*r) for r in rows]
 
     def iter_formulas(self, kinds: Iterable[str] | None = None) -> Iterator[StoredFormula]:
+        for rows in self.formula_rows(kinds):
+            for r in rows:
+                yield StoredFormula(*r)
+
+    def formula_rows(self, kinds: Iterable[str] | None = None, batch: int = 10_000) -> Iterator[list[tuple]]:
+        """:meth:`iter_formulas` as plain rows (a :class:`StoredFormula`'s fields in order), ``batch``
+        at a time: the formula index's build reads all of them (28M at full size), where a record
+        per row cost more than the read."""
         if kinds is None:
             rows = self.db.execute(f"SELECT {_FORMULA_COLS} FROM formulas ORDER BY formula_id")
         else:
             kinds = list(kinds)
             marks = ",".join("?" * len(kinds))
             rows = self.db.execute(f"SELECT {_FORMULA_COLS} FROM formulas WHERE kind IN ({marks}) ORDER BY formula_id", kinds)
-        for r in rows:
-            yield StoredFormula(*r)
-
-    def formula_rows(self, batch: int = 10_000) -> Iterator[list[tuple[int, int, int, str, str | None, str]]]:
-        """Every formula instance as a plain ``(formula_id, post_id, thread_id, kind, visual_id,
-        latex)`` row, by formula id, ``batch`` rows at a time: the formula index's build reads all
-        of them (28M at full size), where a :class:`StoredFormula` per row cost more than the read."""
-        rows = self.db.execute("SELECT formula_id, post_id, thread_id, kind, visual_id, latex FROM formulas ORDER BY formula_id")
         while chunk := rows.fetchmany(batch):
             yield chunk

@@ -18,7 +18,17 @@ import numpy as np
 from ...formula import FormulaAnalyzer
 from ...parallel import batched, ordered_map
 from ...store import Store, atomic_directory
-from .layout import FAMILIES, FORMULA_DIR, KINDS, MANIFEST, OPT_WINDOW, RETRIEVABLE, SLT_WINDOW, VERSION
+from .layout import (
+    COMMENT,
+    FAMILIES,
+    FORMULA_DIR,
+    KINDS,
+    MANIFEST,
+    OPT_WINDOW,
+    RETRIEVABLE,
+    SLT_WINDOW,
+    VERSION,
+)
 from .tokens import TokenHasher, family_tokens, vkey_int
 
 CHUNK = 2000  # distinct formulae per worker task
@@ -103,11 +113,11 @@ def _collect(store: Store, progress: Progress | None) -> tuple[list[str], _Insta
     get, add_group = groups.get, inst.group.append
     with _cyclic_gc_paused():  # a quarter of the loop at 1.4M answers went to the collector's passes over the groups
         for rows in store.formula_rows():
-            formula_ids, posts, threads, kinds, visual_ids, latexes = zip(*rows, strict=True)
+            formula_ids, posts, threads, kinds, _comments, visual_ids, latexes = zip(*rows, strict=True)
             inst.formula.extend(formula_ids)
             inst.post.extend(posts)
             inst.thread.extend(threads)
-            inst.kind.extend([kind_code.get(k, 3) for k in kinds])
+            inst.kind.extend([kind_code.get(k, COMMENT) for k in kinds])
             for key, latex in zip(visual_ids, latexes, strict=True):
                 if key is None:  # no visual id in the collection: our visual key groups visually equal formulae
                     key = "k:" + analyzer.analyze(latex).visual_key
