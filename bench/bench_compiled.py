@@ -154,6 +154,17 @@ def _child(path: str, phase: str, *args: str) -> dict:
     return result
 
 
+def _not_our_json(path: Path) -> str | None:
+    """None when ``path`` holds figures this script wrote (``--json``), else why it must stay."""
+    try:
+        runs = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return "is not this script's JSON"
+    ok = isinstance(runs, dict) and set(runs) <= {"analyse", "build", "query"} and all(
+        isinstance(v, dict) and set(v) <= set(PATHS) for v in runs.values())
+    return None if ok else "is not this script's JSON"
+
+
 def _order(rounds: int) -> list[str]:
     """pure, compiled, compiled, pure, ...: each path first as often as second."""
     return [p for r in range(rounds) for p in (PATHS if r % 2 == 0 else PATHS[::-1])]
@@ -166,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--formulae", type=int, default=5000, help="distinct formulae of the analysis row")
     ap.add_argument("--skip", default="", help="rows to leave out: analyse,build,query (comma-separated)")
     ap.add_argument("--json", type=Path, help="also write every run's figures here")
+    ap.add_argument("--force", action="store_true", help="let --json replace a file this script did not write")
     ap.add_argument("--phase", help=argparse.SUPPRESS)
     ap.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -183,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
 
     skip = set(filter(None, args.skip.split(",")))
     from mathsearch.indexes.directory import IndexDirectory
+    from mathsearch.runs.output import check_output
+
+    if args.json:  # before any child: an existing file is replaced only if it is this script's own output
+        check_output(args.json, [args.index], option="--json", force=args.force, ours=_not_our_json)
 
     # checked here, before any child starts: a wrong --index is one line and exit 2, not a child's traceback
     IndexDirectory(args.index).require(["store"] + (["text", "formula"] if "query" not in skip else []))

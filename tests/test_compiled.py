@@ -150,3 +150,20 @@ def test_a_stale_extension_is_not_run(tmp_path):
     assert _compiled._stale(source)  # edited after the build
     built.unlink()
     assert not _compiled._stale(source)  # no build at all: the normal import finds the .py
+
+
+def test_the_benchmarks_json_never_replaces_a_file_it_did_not_write(sample_index, tmp_path):
+    """``bench/bench_compiled.py --json``: someone else's file stays as it was (exit 2, one line);
+    the script's own figures may be written again."""
+    script = REPO / "bench" / "bench_compiled.py"
+    theirs = tmp_path / "notes.json"
+    theirs.write_text('{"mine": 1}')
+    base = [sys.executable, str(script), "--index", str(sample_index), "--skip", "analyse,build,query"]
+    done = subprocess.run([*base, "--json", str(theirs)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "not this script's JSON" in done.stderr and "Traceback" not in done.stderr
+    assert theirs.read_text() == '{"mine": 1}'
+    ours = tmp_path / "figures.json"
+    for _ in range(2):
+        done = subprocess.run([*base, "--json", str(ours)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    assert json.loads(ours.read_text()) == {}
