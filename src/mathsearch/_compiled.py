@@ -35,7 +35,7 @@ COMPILED = (
 )
 # Compiled-only kernels (.pyx, no .py twin): their callers run their own numpy code where the
 # kernel was not built, is stale, or the pure path is asked for (:func:`load_kernel`).
-KERNELS = ("mathsearch.indexes.formula._kernel",)
+KERNELS = ("mathsearch.indexes.formula._kernel", "mathsearch.indexes.formula._tokens")
 ENV = "MATHSEARCH_PURE_PYTHON"
 
 

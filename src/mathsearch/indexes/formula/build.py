@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...formula import FormulaAnalyzer
+from ..._compiled import load_kernel
+from ...formula import FormulaAnalyzer, parse_latex, visual_key
 from ...parallel import batched, ordered_map
 from ...store import Store, atomic_directory
 from .layout import (
@@ -34,8 +35,10 @@ from .tokens import TokenHasher, family_tokens, vkey_int
 CHUNK = 2000  # distinct formulae per worker task
 Progress = Callable[[str, int, int], None]
 
-# Worker state (one analyzer and hasher per process).
+# Worker state (one analyzer and hasher, or one compiled token counter, per process).
 _W: dict[str, object] = {}
+# The token bags compiled (_tokens.pyx), or None: the analyzer's strings below, its reference.
+_tokens = load_kernel("mathsearch.indexes.formula._tokens")
 
 
 @contextmanager
@@ -60,6 +63,8 @@ def _analyze_chunk(latexes: list[str]) -> tuple:
 
 
 def _analyze(latexes: list[str]) -> tuple:
+    if _tokens is not None and SLT_WINDOW == OPT_WINDOW == 2 and _trees_compiled():
+        return _analyze_compiled(latexes)
     analyzer = _W.get("analyzer")
     if analyzer is None:
         analyzer = _W["analyzer"] = FormulaAnalyzer(slt_window=SLT_WINDOW, opt_window=OPT_WINDOW, cache_size=1024,
@@ -83,6 +88,30 @@ def _analyze(latexes: list[str]) -> tuple:
     fams = [(lens[f], hasher.many(f, toks[f]), np.minimum(np.array(tf[f], dtype=np.int64), 65535).astype(np.uint16))
             for f in FAMILIES]
     return n_nodes, vkeys, fams
+
+
+def _analyze_compiled(latexes: list[str]) -> tuple:
+    """:func:`_analyze` with the token bags counted and hashed by the compiled ``_tokens``: the same
+    arrays (its tokens as keys of interned ids, a string made and hashed once per distinct token)."""
+    bags = _W.get("bags")
+    if bags is None:
+        bags = _W["bags"] = _tokens.Bags()  # type: ignore[union-attr]
+    n = len(latexes)
+    n_nodes = np.zeros(n, dtype=np.int32)
+    vkeys = np.zeros(n, dtype=np.uint64)
+    for i, latex in enumerate(latexes):
+        p = parse_latex(latex)
+        n_nodes[i] = bags.add(p.slt, p.opt)  # type: ignore[attr-defined]
+        vkeys[i] = vkey_int(visual_key(p))
+    return n_nodes, vkeys, bags.take()  # type: ignore[attr-defined]
+
+
+def _trees_compiled() -> bool:
+    """Whether the trees are the compiled extension types the kernel reads (not so where the
+    formula modules run from source: a stale build, or the pure path asked for)."""
+    from ...formula import opt, slt
+
+    return not (slt.__file__ or "").endswith(".py") and not (opt.__file__ or "").endswith(".py")
 
 
 @dataclass(slots=True)
