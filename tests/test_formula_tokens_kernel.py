@@ -11,8 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mathsearch import _compiled
+from mathsearch.formula import parse_latex
+from mathsearch.formula.representations import visual_key_of_slt
 from mathsearch.indexes.formula import build
 from mathsearch.indexes.formula.layout import FAMILIES
+from mathsearch.indexes.formula.tokens import _hash, vkey_int
 from mathsearch.store import Store
 
 HINT = "the kernel is not built: python setup.py build_ext --inplace (or pip install -e .)"
@@ -113,3 +116,23 @@ def test_any_formulae_give_the_references_bags(tokens, latexes):
     """Fragments in any order, unbalanced ones included (the parser repairs them)."""
     build._W.clear()
     _assert_same(_reference(latexes), build._analyze(latexes))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=300))
+def test_the_tokens_hash_is_blake2b_as_hashlib_gives_it(tokens, text):
+    """Any text, 0 to 300 characters (so 0 to ~1,200 bytes: one block, several, exact multiples of
+    128), non-ASCII and lone surrogates included."""
+    assert tokens.hash_token(text) == _hash(text)
+
+
+def test_the_hash_at_block_boundaries(tokens):
+    for n in (0, 1, 127, 128, 129, 255, 256, 257, 1024):
+        assert tokens.hash_token("x" * n) == _hash("x" * n), n
+    assert tokens.hash_token("\u00e9" * 64) == _hash("\u00e9" * 64)  # 128 bytes of 64 characters
+
+
+def test_the_visual_keys_integer_is_the_hex_keys(tokens):
+    for latex in EDGE_CASES + ["x < y", "\\lt", ""]:
+        p = parse_latex(latex)
+        assert tokens.visual_key_int(p.slt, latex) == vkey_int(visual_key_of_slt(p.slt, latex)), latex

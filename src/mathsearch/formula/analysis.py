@@ -54,14 +54,15 @@ def visual_key(latex_or_slt: str | SNode | Parsed, lab: bool = True) -> str:
         return visual_key_of_slt(latex_or_slt)
     if isinstance(latex_or_slt, Parsed):
         latex = latex_or_slt.latex
-        if not (lab and _needs_latex_only(latex)):
+        if not (lab and needs_latex_only(latex)):
             return visual_key_of_slt(latex_or_slt.slt, latex)
     else:
         latex = latex_or_slt
     return visual_key_of_slt(parse_slt(latex, latex_only=lab)[0], latex)
 
 
-def _needs_latex_only(latex: str) -> bool:
+def needs_latex_only(latex: str) -> bool:
+    """Whether the lab's visual key of ``latex`` differs from its visual one (MathJax-only macros)."""
     return "\\lt" in latex or "\\gt" in latex
 
 

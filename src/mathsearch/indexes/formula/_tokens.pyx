@@ -23,14 +23,15 @@ for that family, through the same table.
 
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint16_t, uint64_t
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from ...formula.opt cimport ONode
 from ...formula.slt cimport SNode
 
-from ...formula.representations import leaf_paths, opt_tuples, slt_tuples
+from ...formula.representations import leaf_paths, opt_tuples, slt_tuples, visual_string
 from .tokens import _VAR, _hash
 
 # Keys: two ids of 26 bits and a path code of 12 (tuples), or a label id and a chain id (leaf
@@ -196,7 +197,7 @@ cdef class _Family:
         self.hashes.n = self.stamp.n = self.pos.n = 0
 
     cdef int64_t new(self, str token) except -1:
-        cdef uint64_t h = _hash(self.name + token)
+        cdef uint64_t h = hash_token(self.name + token)
         self.hashes.push(<int64_t> h)
         self.stamp.push(-1)
         self.pos.push(0)
@@ -569,3 +570,116 @@ cdef inline int64_t _step(int64_t comm, Py_ssize_t i) noexcept:
     if comm:
         return 10
     return i if i < 10 else 9
+
+
+# -- BLAKE2b with an 8-byte digest (RFC 7693), the hash of tokens.py's _hash ---------------------
+# hashlib's call (a hasher object, its digest as bytes, int.from_bytes) cost ~2 us a token, a
+# quarter of the kernel's time at 100k answers; here it is the compression function alone.  The
+# tests compare it with hashlib on every token they make and on random strings.
+cdef uint64_t _IV[8]
+_IV[:] = [0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
+          0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179]
+cdef uint8_t _SIGMA[160]
+_SIGMA[:] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+             14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3,
+             11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4,
+             7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8,
+             9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13,
+             2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9,
+             12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11,
+             13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10,
+             6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5,
+             10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0]
+
+
+cdef inline uint64_t _rotr(uint64_t x, int n) noexcept nogil:
+    return (x >> n) | (x << (64 - n))
+
+
+cdef inline void _g(uint64_t* v, int a, int b, int c, int d, uint64_t x, uint64_t y) noexcept nogil:
+    v[a] = v[a] + v[b] + x
+    v[d] = _rotr(v[d] ^ v[a], 32)
+    v[c] = v[c] + v[d]
+    v[b] = _rotr(v[b] ^ v[c], 24)
+    v[a] = v[a] + v[b] + y
+    v[d] = _rotr(v[d] ^ v[a], 16)
+    v[c] = v[c] + v[d]
+    v[b] = _rotr(v[b] ^ v[c], 63)
+
+
+cdef void _compress(uint64_t* h, const uint8_t* block, uint64_t t, bint last) noexcept nogil:
+    cdef uint64_t v[16]
+    cdef uint64_t m[16]
+    cdef const uint8_t* s
+    cdef int i, j, r
+    for i in range(16):  # little-endian words, whatever the machine's order
+        m[i] = 0
+        for j in range(8):
+            m[i] |= (<uint64_t> block[8 * i + j]) << (8 * j)
+    for i in range(8):
+        v[i] = h[i]
+        v[i + 8] = _IV[i]
+    v[12] ^= t
+    if last:
+        v[14] = ~v[14]
+    for r in range(12):
+        s = &_SIGMA[(r % 10) * 16]
+        _g(v, 0, 4, 8, 12, m[s[0]], m[s[1]])
+        _g(v, 1, 5, 9, 13, m[s[2]], m[s[3]])
+        _g(v, 2, 6, 10, 14, m[s[4]], m[s[5]])
+        _g(v, 3, 7, 11, 15, m[s[6]], m[s[7]])
+        _g(v, 0, 5, 10, 15, m[s[8]], m[s[9]])
+        _g(v, 1, 6, 11, 12, m[s[10]], m[s[11]])
+        _g(v, 2, 7, 8, 13, m[s[12]], m[s[13]])
+        _g(v, 3, 4, 9, 14, m[s[14]], m[s[15]])
+    for i in range(8):
+        h[i] ^= v[i] ^ v[i + 8]
+
+
+cdef uint64_t _blake2b_8(const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    """The first 8 bytes of BLAKE2b-64 (no key) of ``data``, as a little-endian integer."""
+    cdef uint64_t h[8]
+    cdef uint8_t block[128]
+    cdef uint64_t t = 0
+    cdef int i
+    for i in range(8):
+        h[i] = _IV[i]
+    h[0] ^= 0x01010000 ^ 8  # digest length 8, no key, fan-out and depth 1
+    while n > 128:
+        t += 128
+        _compress(h, data, t, False)
+        data += 128
+        n -= 128
+    memset(block, 0, 128)
+    memcpy(block, data, n)
+    t += n
+    _compress(h, block, t, True)
+    return h[0]
+
+
+cpdef uint64_t hash_token(str key) except? 0:
+    """``tokens._hash(key)``: BLAKE2b-64 of the key's UTF-8 (``surrogatepass``: through hashlib)."""
+    cdef Py_ssize_t n
+    cdef const char* data
+    try:
+        data = PyUnicode_AsUTF8AndSize(key, &n)
+    except UnicodeEncodeError:  # a lone surrogate: the reference's own encoding
+        return _hash(key)
+    return _blake2b_8(<const uint8_t*> data, n)
+
+
+cdef inline uint64_t _byteswap(uint64_t x) noexcept nogil:
+    cdef uint64_t out = 0
+    cdef int i
+    for i in range(8):
+        out = (out << 8) | ((x >> (8 * i)) & 0xFF)
+    return out
+
+
+def visual_key_int(SNode slt, str latex):
+    """``vkey_int(visual_key_of_slt(slt, latex))``: the visual key's 16 hex digits as an integer,
+    without the hex (the digest's bytes read big-endian)."""
+    text = visual_string(slt)
+    if text == "W!":
+        text = "latex:" + "".join(latex.split())
+    return _byteswap(hash_token(text))

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..._compiled import load_kernel
 from ...formula import FormulaAnalyzer, parse_latex, visual_key
+from ...formula.analysis import needs_latex_only
 from ...parallel import batched, ordered_map
 from ...store import Store, atomic_directory
 from .layout import (
@@ -102,7 +103,8 @@ def _analyze_compiled(latexes: list[str]) -> tuple:
     for i, latex in enumerate(latexes):
         p = parse_latex(latex)
         n_nodes[i] = bags.add(p.slt, p.opt)  # type: ignore[attr-defined]
-        vkeys[i] = vkey_int(visual_key(p))
+        # (the lab's keys of \lt and \gt need a parse of their own: visual_key does it)
+        vkeys[i] = vkey_int(visual_key(p)) if needs_latex_only(latex) else _tokens.visual_key_int(p.slt, latex)  # type: ignore[union-attr]
     return n_nodes, vkeys, bags.take()  # type: ignore[attr-defined]
 
 
