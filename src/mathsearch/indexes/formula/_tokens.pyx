@@ -45,8 +45,10 @@ cdef enum:
     MAX_PATH = 32
     TAB = 1
     SLASH = 2
-# Past this many ids in any table every table starts again (at a formula's boundary): the ids are
-# a cache of the hashes, which do not depend on them.  ~50 bytes an entry.
+# Past this many ids in all (Bags.size) every table starts again, at a formula's boundary: the ids
+# are a cache of the hashes, which do not depend on them.  ~90 bytes an id at most (the hash
+# tables at half load, the per-token arrays, the labels' strings): a worker's memory stays bounded
+# at full size, about as the analyzer's string cache of 2M tokens did.
 CAPACITY = 4_000_000
 
 
@@ -310,8 +312,7 @@ cdef class Bags:
     def add(self, SNode slt, ONode opt):
         """Count one formula's tokens (its SLT and OPT, as parsed); returns its SLT's node count
         (blank placeholders excluded, as :func:`~mathsearch.formula.slt.node_count`)."""
-        if (self.s.size() > CAPACITY or self.o.size() > CAPACITY or self.u.size() > CAPACITY
-                or self.p.size() > CAPACITY or len(self.labels) > CAPACITY or self.chain_label.n > CAPACITY):
+        if self.size() > CAPACITY:
             self._reset()
         n_nodes = self._slt(slt)
         self._opt(opt)
@@ -321,6 +322,11 @@ cdef class Bags:
         self.u.finish()
         self.p.finish()
         return n_nodes
+
+    cpdef Py_ssize_t size(self):
+        """Ids held, over every table (tokens of each family, labels, ancestor chains)."""
+        return (self.s.size() + self.o.size() + self.u.size() + self.p.size() + len(self.labels)
+                + self.chain_label.n)
 
     def take(self):
         """The chunk's ``[(lengths, hashes, tfs)]`` per family, in ``FAMILIES`` order."""

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from ..._compiled import load_kernel
-from ...formula import FormulaAnalyzer, parse_latex, visual_key
+from ...formula import FormulaAnalyzer, build_opt, visual_key
 from ...formula.analysis import needs_latex_only
+from ...formula.parser import parse_slt
 from ...parallel import batched, ordered_map
 from ...store import Store, atomic_directory
 from .layout import (
@@ -101,10 +102,10 @@ def _analyze_compiled(latexes: list[str]) -> tuple:
     n_nodes = np.zeros(n, dtype=np.int32)
     vkeys = np.zeros(n, dtype=np.uint64)
     for i, latex in enumerate(latexes):
-        p = parse_latex(latex)
-        n_nodes[i] = bags.add(p.slt, p.opt)  # type: ignore[attr-defined]
+        slt = parse_slt(latex)[0]  # parse_latex's trees, without its record
+        n_nodes[i] = bags.add(slt, build_opt(slt))  # type: ignore[attr-defined]
         # (the lab's keys of \lt and \gt need a parse of their own: visual_key does it)
-        vkeys[i] = vkey_int(visual_key(p)) if needs_latex_only(latex) else _tokens.visual_key_int(p.slt, latex)  # type: ignore[union-attr]
+        vkeys[i] = vkey_int(visual_key(latex)) if needs_latex_only(latex) else _tokens.visual_key_int(slt, latex)  # type: ignore[union-attr]
     return n_nodes, vkeys, bags.take()  # type: ignore[attr-defined]
 
 
