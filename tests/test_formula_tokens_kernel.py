@@ -78,6 +78,11 @@ def test_the_edge_cases_give_the_references_bags(tokens):
     _assert_same(_reference(EDGE_CASES), build._analyze(EDGE_CASES))
 
 
+def test_a_formula_that_is_not_a_string_is_read_as_the_reference_reads_it(tokens):
+    odd = [12, None, 3.5, "x"]
+    _assert_same(_reference(odd), build._analyze(odd))  # type: ignore[arg-type]
+
+
 def test_the_samples_formulae_give_the_references_bags_chunk_after_chunk(tokens, sample_index):
     """The sample's first 6,000 distinct formulae in chunks of 1,500 through one worker state, as a
     build's worker runs them (ids kept from chunk to chunk)."""

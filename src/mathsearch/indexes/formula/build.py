@@ -102,6 +102,7 @@ def _analyze_compiled(latexes: list[str]) -> tuple:
     n_nodes = np.zeros(n, dtype=np.int32)
     vkeys = np.zeros(n, dtype=np.uint64)
     for i, latex in enumerate(latexes):
+        latex = latex if isinstance(latex, str) else str(latex)  # as parse_latex takes it
         slt = parse_slt(latex)[0]  # parse_latex's trees, without its record
         n_nodes[i] = bags.add(slt, build_opt(slt))  # type: ignore[attr-defined]
         # (the lab's keys of \lt and \gt need a parse of their own: visual_key does it)
