@@ -191,6 +191,34 @@ def test_dense_options_are_refused_before_any_work(tmp_path):
         assert not (tmp_path / "idx").exists()
 
 
+def test_a_build_killed_before_its_first_chunk_resumes(tmp_path, small_base):  # noqa: F811
+    """Killed as the teacher starts (its folders made, nothing embedded): the next build takes the
+    folder as its own and completes (it once refused it as a user's, and stopped)."""
+    dump = make_dump(tmp_path / "dump")
+    target = tmp_path / "idx"
+    script = f"""
+import os, signal
+from mathsearch.encoders.builtin import MiniLMEncoder
+encode = MiniLMEncoder.encode
+def killed(self, texts, progress=None, stage="dense"):
+    if stage.startswith("teacher"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return encode(self, texts, progress, stage)
+MiniLMEncoder.encode = killed
+from mathsearch.building import build_index
+build_index({str(dump)!r}, {str(target)!r}, optional=("dense",), dense_plan="student")
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=900)
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
+    root = resume_root(target)
+    assert (root / "teacher").is_dir() and not list(root.rglob("*.npz"))  # killed before any chunk
+    resume.check_resume_root(target)  # not refused
+    counts = build_index(dump, target, optional=("dense",), dense_plan="student")
+    assert counts.indexes["dense_encoder"] == "student" and counts.indexes["teacher_encoded_posts"] == 12
+    assert not root.exists()  # removed with the complete index
+
+
 def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base, counted):  # noqa: F811
     from typer.testing import CliRunner
 

@@ -265,10 +265,16 @@ def run_plan(building: Path, progress=None, plan: DensePlan | None = None, resum
     """The dense step of a build: ``plan``'s vectors into ``building/dense`` (counts for the manifest).
     ``beside``: the steps running at the same time (see :func:`embed_teacher`)."""
     from ..indexes.dense import build_dense_index
+    from ..indexes.dense_chunks import mark
     from ..store import Store
 
     assert plan is not None
     resume = Path(resume) if resume is not None else None
+    if resume is not None:
+        # marked before anything is made in it: a build killed before its first chunk (the teacher
+        # makes its folders first) must leave a folder the next build knows as its own, not one
+        # that stops it as a user's
+        mark(resume)
     out: dict[str, Any] = {}
     with Store.open(building) as store:
         if plan.plan != "student":
