@@ -341,8 +341,8 @@ cdef class Bags:
     cdef int _slt(self, SNode root) except -1:
         """_slt_pairs2's walk (representations.py), keys instead of tuples."""
         cdef list stack = self.stack
-        cdef SNode node, nxt, n2, child, after, c2
-        cdef int64_t lab, e, e2, n_edge
+        cdef SNode node, nxt, n2, child, after
+        cdef int64_t lab, e, n_edge
         cdef Py_ssize_t count = 0, k
         cdef bint bad = False
         cdef tuple pair
@@ -362,11 +362,7 @@ cdef class Bags:
                 if n2 is not None:
                     self._key(lab, self._label(n2.label), 1 + MAX_EDGES + n_edge * MAX_EDGES + n_edge)
                 if nxt.edges:
-                    for pair in nxt.edges:
-                        e2 = self._edge(<str> pair[0])
-                        bad |= e2 < 0
-                        c2 = <SNode> pair[1]
-                        self._key(lab, self._label(c2.label), 1 + MAX_EDGES + n_edge * MAX_EDGES + e2)
+                    bad |= self._below(lab, nxt, n_edge)
             if node.edges:
                 for pair in node.edges:
                     e = self._edge(<str> pair[0])
@@ -378,11 +374,7 @@ cdef class Bags:
                     if after is not None:
                         self._key(lab, self._label(after.label), 1 + MAX_EDGES + e * MAX_EDGES + n_edge)
                     if child.edges:
-                        for pair2 in child.edges:
-                            e2 = self._edge(<str> (<tuple> pair2)[0])
-                            bad |= e2 < 0
-                            c2 = <SNode> (<tuple> pair2)[1]
-                            self._key(lab, self._label(c2.label), 1 + MAX_EDGES + e * MAX_EDGES + e2)
+                        bad |= self._below(lab, child, e)
         if self.keys.n == 0:
             self._key(self._label(root.label), self.empty_label, 0)
         if not bad:  # (a bad edge's keys hold no ids to read)
@@ -397,6 +389,18 @@ cdef class Bags:
         self._count_tuples(self.s, False, False)
         self._count_tuples(self.u, True, False)
         return count
+
+    cdef bint _below(self, int64_t lab, SNode via, int64_t first) except -1:
+        """The keys from ``lab`` to the children of ``via`` (reached by edge ``first``): the walk's
+        second step down; True where an edge name cannot be a key's."""
+        cdef bint bad = False
+        cdef int64_t e2
+        cdef tuple pair
+        for pair in via.edges:
+            e2 = self._edge(<str> pair[0])
+            bad |= e2 < 0
+            self._key(lab, self._label((<SNode> pair[1]).label), 1 + MAX_EDGES + first * MAX_EDGES + e2)
+        return bad
 
     cdef bint _tabbed(self, uint64_t key) noexcept:
         cdef uint64_t mask = (1ULL << ID_BITS) - 1
@@ -519,14 +523,14 @@ cdef class Bags:
             n = lens.data[lens.n]
             lab = self._label(node.label)
             children = node.children
+            # a label with "/" could make two paths one string; past the limit the reference drops
+            # an inner node's farthest ancestor
+            if self.flags.data[lab] & SLASH or (children and n >= MAX_PATH):
+                del stack[:]
+                return self._leaf_paths_strings(root)
             if not children:
                 self.keys.push(<int64_t> ((<uint64_t> lab << CHAIN_BITS) | <uint64_t> chain))
                 continue
-            # past the limit the reference drops the farthest ancestor; a label with "/" could make
-            # two chains one string
-            if n >= MAX_PATH or self.flags.data[lab] & SLASH:
-                del stack[:]
-                return self._leaf_paths_strings(root)
             ckey = (<uint64_t> lab << CHAIN_BITS) | <uint64_t> chain
             here = self.chain_of.get(ckey)
             if here < 0:
@@ -539,11 +543,6 @@ cdef class Bags:
                 stack.append(child)
                 chains.push(here)
                 lens.push(n + 1)
-        for k in range(self.keys.n - 1, -1, -1):
-            ckey = <uint64_t> self.keys.data[k]
-            if self.flags.data[ckey >> CHAIN_BITS] & SLASH:
-                self.keys.n = 0
-                return self._leaf_paths_strings(root)
         for k in range(self.keys.n - 1, -1, -1):
             ckey = <uint64_t> self.keys.data[k]
             t = fam.by_key.get(ckey)
