@@ -12,6 +12,9 @@ compiled, pure, ...) so that load from other work on a shared machine falls on b
   (SLT, OPT, visual key, the four token families, hashing), formulae per CPU second;
 * formula index build: ``build_formula_index`` into a scratch folder (wall and CPU seconds, the
   analysis workers' CPU included), and the CPU seconds of each of its parts (:data:`BUILD_PARTS`);
+* text index build: ``build_text_indexes`` into a scratch folder (wall and CPU seconds, the
+  analysis workers' and tantivy's included); the documents fed to tantivy are compared by a digest
+  of every one of them, in order;
 * Task 2 ``formula`` (without its text boost) and Task 1 ``ours:dense=False`` queries over the
   2020+2021 topics: median and p95 milliseconds per query, wall and CPU of the process (on a shared
   machine the CPU figure is the steadier one; the first query of each system warms up).
@@ -103,6 +106,25 @@ def phase_build(index: Path, out: Path) -> dict:
             "postings": counts["formula_postings"], "sha256": digest.hexdigest(), "parts": parts}
 
 
+def phase_text(index: Path, out: Path) -> dict:
+    from mathsearch.indexes import text_index
+    from mathsearch.store import Store
+
+    digest = hashlib.sha256()
+    to_tantivy = text_index._doc
+
+    def doc(d):  # noqa: ANN001, ANN202 - every document as tantivy gets it, in order (this child only)
+        digest.update(repr(d).encode())
+        return to_tantivy(d)
+
+    text_index._doc = doc
+    cpu, wall = _cpu(), time.perf_counter()
+    with Store.open(index) as store:
+        counts = text_index.build_text_indexes(store, out)
+    return {"wall_s": time.perf_counter() - wall, "cpu_s": _cpu() - cpu, "answers": counts["text_answers"],
+            "sha256": digest.hexdigest()}
+
+
 def phase_query(index: Path) -> dict:
     from mathsearch.errors import InputError
     from mathsearch.readers.topics import read_topics
@@ -160,7 +182,7 @@ def _not_our_json(path: Path) -> str | None:
         runs = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, ValueError):
         return "is not this script's JSON"
-    ok = isinstance(runs, dict) and set(runs) <= {"analyse", "build", "query"} and all(
+    ok = isinstance(runs, dict) and set(runs) <= {"analyse", "build", "text", "query"} and all(
         isinstance(v, dict) and set(v) <= set(PATHS) for v in runs.values())
     return None if ok else "is not this script's JSON"
 
@@ -175,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=2, help="runs of each path per row (alternating)")
     ap.add_argument("--formulae", type=int, default=5000, help="distinct formulae of the analysis row")
-    ap.add_argument("--skip", default="", help="rows to leave out: analyse,build,query (comma-separated)")
+    ap.add_argument("--skip", default="", help="rows to leave out: analyse,build,text,query (comma-separated)")
     ap.add_argument("--json", type=Path, help="also write every run's figures here")
     ap.add_argument("--force", action="store_true", help="let --json replace a file this script did not write")
     ap.add_argument("--phase", help=argparse.SUPPRESS)
@@ -188,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
             result = phase_analyse(args.index, args.formulae)
         elif args.phase == "build":
             result = phase_build(args.index, Path(args.rest[0]))
+        elif args.phase == "text":
+            result = phase_text(args.index, Path(args.rest[0]))
         else:
             result = phase_query(args.index)
         print(json.dumps({**result, "status": _compiled.status()}))
@@ -207,11 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         if "analyse" not in skip:
             runs.setdefault("analyse", {}).setdefault(path, []).append(
                 _child(path, "analyse", "--index", str(args.index), "--formulae", str(args.formulae)))
-        if "build" not in skip:
+        for row in ("build", "text"):
+            if row in skip:
+                continue
             scratch = Path(tempfile.mkdtemp(prefix=f"bench-compiled-{path}-"))
             try:
-                runs.setdefault("build", {}).setdefault(path, []).append(
-                    _child(path, "build", "--index", str(args.index), str(scratch)))
+                runs.setdefault(row, {}).setdefault(path, []).append(
+                    _child(path, row, "--index", str(args.index), str(scratch)))
             finally:
                 shutil.rmtree(scratch)
         if "query" not in skip:
@@ -239,6 +265,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| - of which {label}, CPU s | {p:.1f} | {c:.1f} | {p / max(c, 1e-9):.2f}x |")
         same = len({r["sha256"] for rs in b.values() for r in rs}) == 1
         print(f"| formula index arrays identical (sha256 over all files, every run) | | | {'yes' if same else 'NO'} |")
+    if "text" in runs:
+        t = runs["text"]
+        for key, label in (("wall_s", "wall s"), ("cpu_s", "CPU s")):
+            p, c = med("text", "pure", key), med("text", "compiled", key)
+            print(f"| text index build, {label} ({t['pure'][0]['answers']:,} answers) | {p:.1f} | {c:.1f} | {p / c:.2f}x |")
+        same = len({r["sha256"] for rs in t.values() for r in rs}) == 1
+        print(f"| text index documents identical (sha256 of every document fed to tantivy, every run) | | | {'yes' if same else 'NO'} |")
     if "query" in runs:
         q = runs["query"]
         for task in ("task2", "task1"):

@@ -125,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dense", nargs="?", const="auto", default="", metavar="PLAN",
                     help="build dense vectors by the plan `mathsearch index --dense [PLAN]` chooses (auto, minilm, student)")
     ap.add_argument("--dense-budget", type=float, default=60.0, help="minutes the dense part may take (--dense)")
+    ap.add_argument("--no-plain", action="store_true",
+                    help="with --dense or --encoder: do not also build (or report) the index without vectors")
     args = ap.parse_args(argv)
     collection = args.work / f"collection-{args.answers}"
     tag = f"-{Path(args.encoder).name}" if args.encoder else f"-dense-{args.dense}" if args.dense else ""
@@ -141,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"index: {index}" if args.index else f"collection: {args.answers:,} answers ({collection})")
     if build:
         rows = [("vectors: " + (args.dense and f"--dense {args.dense}" or args.encoder or "none"), build)]
-        if args.encoder or args.dense:  # the build without vectors beside it, measured by this script too
+        if (args.encoder or args.dense) and not args.no_plain:  # the build without vectors beside it, measured too
             plain = args.work / f"index-{args.answers}"
             if args.rebuild or not (plain / "formula" / "manifest.json").is_file():
                 built = _build(collection, plain, "", "", "", args.dense_budget)

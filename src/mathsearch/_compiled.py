@@ -33,9 +33,11 @@ COMPILED = (
     "mathsearch.text.analysis",
     "mathsearch.text.dollar_math",
 )
-# Compiled-only kernels (.pyx, no .py twin): their callers run their own numpy code where the
-# kernel was not built, is stale, or the pure path is asked for (:func:`load_kernel`).
-KERNELS = ("mathsearch.indexes.formula._kernel", "mathsearch.indexes.formula._tokens")
+# Compiled-only kernels (.pyx, no .py twin): their callers run their own Python code where the
+# kernel was not built, is stale, or the pure path is asked for (:func:`load_kernel`): the formula
+# search's candidate loop, the formula build's token bags, the text analysis' hot loops.
+KERNELS = ("mathsearch.indexes.formula._kernel", "mathsearch.indexes.formula._tokens",
+           "mathsearch.text._terms")
 ENV = "MATHSEARCH_PURE_PYTHON"
 
 

@@ -7,13 +7,14 @@ from .opt import OPS
 from .parser import tokenize
 from .symbols import IGNORED_CMDS, SIZE_CMDS
 
-_CHAR_WORDS = {ch: name for ch, (name, _c, _p) in OPS.items() if len(ch) == 1}
-_CHAR_WORDS.update({
+# A token that is not a command -> its word ("" for none); commands that make no word.
+CHAR_WORDS = {ch: name for ch, (name, _c, _p) in OPS.items() if len(ch) == 1}
+CHAR_WORDS.update({
     "^": "sup", "_": "sub", "(": "lparen", ")": "rparen", "[": "lbracket", "]": "rbracket",
     "|": "vbar", "!": "factorial", "'": "prime", "&": "", "{": "", "}": "", "~": "", "$": "",
     "%": "", "\\": "", "#": "hash", "@": "at", '"': "quote", "`": "backtick",
 })
-_SKIP = IGNORED_CMDS | SIZE_CMDS | {"left", "right", "middle", "begin", "end", ",", ";", ":", "!", " ",
+SKIPPED_COMMANDS = IGNORED_CMDS | SIZE_CMDS | {"left", "right", "middle", "begin", "end", ",", ";", ":", "!", " ",
                                     "\\", "limits", "nolimits"}
 
 
@@ -26,7 +27,7 @@ def latex_to_words(latex: str) -> str:
         c0 = tok[0]
         if c0 == "\\":
             name = tok[1:]
-            if name in _SKIP:
+            if name in SKIPPED_COMMANDS:
                 skip_env_name = name in ("begin", "end")
                 continue
             if name in ("{", "}"):
@@ -50,7 +51,7 @@ def latex_to_words(latex: str) -> str:
         if c0.isalnum():
             words.append(tok)
             continue
-        w = _CHAR_WORDS.get(tok)
+        w = CHAR_WORDS.get(tok)
         if w is None:
             w = tok if tok.isalnum() else ""
         if w:

@@ -24,7 +24,9 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from .._compiled import load_kernel
 from ..formula import latex_to_words
+from ..formula.words import CHAR_WORDS, SKIPPED_COMMANDS
 from .dollar_math import find_math
 
 # Short, generic English stop words; mathematical words ("prove", "limit") are kept.
@@ -95,6 +97,8 @@ _WORD_TERMS = _WordTerms()
 
 def words(text: str) -> list[str]:
     """Content words of plain text (formulae must already be removed)."""
+    if _WORDS is not None:
+        return _WORDS.words(text)
     return [t for t in map(_WORD_TERMS.__getitem__, _WORD.findall(text.lower())) if t]
 
 
@@ -103,6 +107,8 @@ def split_math(text: str) -> tuple[str, list[str]]:
     """``(prose, formulae)``: the text with each ``$LaTeX$`` replaced by a space, and the LaTeX."""
     if "$" not in text and "\\(" not in text and "\\[" not in text:
         return text, []  # no delimiter, no formula (most comments): skip the regex scan
+    if _KERNEL is not None:
+        return _KERNEL.split_math(text)
     found = find_math(text, is_html=False)
     if not found:
         return text, []
@@ -140,8 +146,12 @@ def _latex_symbols(latex: str) -> tuple[str, ...]:
 
 def formula_key(latex: str) -> str:
     """One token for a whole formula: equal for LaTeX strings that differ only in spacing/grouping."""
-    norm = "".join(_latex_symbols(latex))
-    return "f:" + hashlib.blake2b(norm.encode("utf-8"), digest_size=8).hexdigest()
+    return symbols_key(_latex_symbols(latex))
+
+
+def symbols_key(symbols: Iterable[str]) -> str:
+    """:func:`formula_key` of a formula whose symbols are ``symbols``."""
+    return "f:" + hashlib.blake2b("".join(symbols).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def math_tokens(latex: str) -> list[str]:
@@ -151,6 +161,15 @@ def math_tokens(latex: str) -> list[str]:
 
 @lru_cache(maxsize=200_000)
 def _math_tokens(latex: str) -> tuple[str, ...]:
+    if _TERMS is not None:
+        out = _TERMS.math_tokens(latex)
+        if out is not None:
+            return out
+    return _math_tokens_py(latex)
+
+
+def _math_tokens_py(latex: str) -> tuple[str, ...]:
+    """:func:`math_tokens`, the reference (the compiled kernel declines what it cannot read exactly)."""
     syms = _latex_symbols(latex)
     if not syms:
         return ()
@@ -170,6 +189,8 @@ LATEX_WORDS_SOURCE = latex_to_words.__module__
 
 def raw_latex_terms(text: str) -> list[str]:
     """Text with raw LaTeX cut into alphanumeric runs, lower-cased: what a generic tokeniser keeps."""
+    if _WORDS is not None:
+        return _WORDS.raw(text)
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) <= 40]
 
 
@@ -189,6 +210,15 @@ def formula_word_terms(formulae: Iterable[str]) -> list[str]:
 
 @lru_cache(maxsize=200_000)
 def _formula_words(latex: str) -> tuple[str, ...]:
+    if _TERMS is not None:
+        out = _TERMS.formula_words(latex)
+        if out is not None:
+            return out
+    return _formula_words_py(latex)
+
+
+def _formula_words_py(latex: str) -> tuple[str, ...]:
+    """The LaTeX words of one formula, the reference of the compiled kernel."""
     return tuple([w for w in _WORD.findall(latex_to_words(latex).lower()) if len(w) <= 40])
 
 
@@ -198,6 +228,14 @@ def formula_math_tokens(formulae: Iterable[str]) -> list[str]:
     for latex in formulae:
         out += _math_tokens(latex)
     return out
+
+
+# The hot loops compiled (_terms.pyx), over this module's and formula.words' own tables; None
+# where not built or the pure path is asked for: the functions above are its reference.
+_KERNEL = load_kernel("mathsearch.text._terms")
+_TERMS = (_KERNEL.FormulaTerms(_SYMBOL_TERMS.__getitem__, symbols_key, CHAR_WORDS, SKIPPED_COMMANDS)
+          if _KERNEL is not None else None)
+_WORDS = _KERNEL.WordTerms(_WORD_TERMS.__getitem__, STOPWORDS) if _KERNEL is not None else None
 
 
 def tag_terms(tags: Iterable[str]) -> list[str]:
