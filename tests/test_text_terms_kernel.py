@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from mathsearch import _compiled
 from mathsearch.store import Store
 from mathsearch.text import analysis as ta
-from mathsearch.text.dollar_math import find_math
 
 HINT = "the kernel is not built: python setup.py build_ext --inplace (or pip install -e .)"
 
@@ -25,30 +24,10 @@ def kernel():
     return ta._KERNEL
 
 
-def _split_reference(text: str) -> tuple[str, list[str]]:
-    found = find_math(text, is_html=False)
-    if not found:
-        return text, []
-    prose, pos = [], 0
-    for start, end, _ in found:
-        prose.append(text[pos:start])
-        pos = end
-    prose.append(text[pos:])
-    return " ".join(prose), [latex for _, _, latex in found]
-
-
-def _words_reference(text: str) -> list[str]:
-    return [t for t in map(ta._WORD_TERMS.__getitem__, ta._WORD.findall(text.lower())) if t]
-
-
-def _raw_reference(text: str) -> list[str]:
-    return [w for w in ta._WORD.findall(text.lower()) if w not in ta.STOPWORDS and len(w) <= 40]
-
-
 def _assert_text(kernel, text: str) -> None:
-    assert kernel.split_math(text) == _split_reference(text), text
-    assert ta._WORDS.words(text) == _words_reference(text), text
-    assert ta._WORDS.raw(text) == _raw_reference(text), text
+    assert kernel.split_math(text) == ta._split_math_py(text), text
+    assert ta._WORDS.words(text) == ta._words_py(text), text
+    assert ta._WORDS.raw(text) == ta._raw_latex_terms_py(text), text
 
 
 def _assert_formula(latex: str) -> tuple[bool, bool]:
@@ -74,7 +53,7 @@ def test_every_sample_text_and_formula_is_analysed_as_the_reference_does(kernel,
     formulae: set[str] = set()
     for text in texts:
         _assert_text(kernel, text)
-        formulae.update(_split_reference(text)[1])
+        formulae.update(ta._split_math_py(text)[1])
     assert len(formulae) > 20_000
     taken = [_assert_formula(latex) for latex in sorted(formulae)]
     # The kernel takes nearly all of them: a decline is the exception (non-ASCII LaTeX, entities).

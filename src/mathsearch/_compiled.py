@@ -95,7 +95,7 @@ def load_kernel(name: str):  # noqa: ANN201 - a module, or None
     if source is not None and source.is_file() and _stale(source):
         if name not in _warned:
             _warned.add(name)
-            print(f"mathsearch: WARNING: the compiled {name} is older than its source; running the numpy path "
+            print(f"mathsearch: WARNING: the compiled {name} is older than its source; running its Python path "
                   "(rebuild: python setup.py build_ext --inplace, or pip install -e .)", file=sys.stderr)
         return None
     try:

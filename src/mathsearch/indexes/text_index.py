@@ -20,7 +20,7 @@ import numpy as np
 import tantivy
 
 from ..errors import InputError
-from ..parallel import batched, default_workers, ordered_map
+from ..parallel import batched, cyclic_gc_paused, default_workers, ordered_map
 from ..store import Store
 from ..text.analysis import LATEX_WORDS_SOURCE
 from .documents import ANSWER_FIELDS, QUESTION_FIELDS, QueryBags, QuestionBags, answer_fields, field_texts
@@ -103,13 +103,18 @@ def _open_worker_store(index_dir: str) -> None:
 def _run_job(job: Job) -> list:
     if _worker_store is None:
         raise RuntimeError("a text analysis worker runs without its store (no initializer)")
-    return _JOBS[job[0]](_worker_store, job[1])
+    return _job_on(_worker_store, job)
+
+
+def _job_on(store: Store, job: Job) -> list:
+    with cyclic_gc_paused():  # the documents hold no cycle; the collector's passes walked the analysis' caches
+        return _JOBS[job[0]](store, job[1])
 
 
 def _analysed(store: Store, jobs: Iterable[Job], workers: int) -> Generator[list, None, None]:
     """The results of ``jobs`` in order, analysed by ``workers`` forked processes (or here)."""
     return ordered_map(_run_job, jobs, workers, initializer=_open_worker_store, initargs=(str(store.index_dir),),
-                       here=lambda job: _JOBS[job[0]](store, job[1]))
+                       here=lambda job: _job_on(store, job))
 
 
 def _jobs(store: Store) -> Iterator[Job]:

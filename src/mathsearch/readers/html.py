@@ -114,8 +114,18 @@ def markup_text(markup: str, *, is_html: bool) -> str:
     Unlike :func:`extract_math`, white space inside formulae is tidied too, and ``$``
     delimiters inside spans are kept.
     """
-    text = MATH_SPAN.sub(r"$\2$", markup)
+    text = _spans_as_dollars(markup) if "math-container" in markup else markup
     return html_fragment_to_text(text).strip() if is_html else text
+
+
+def _spans_as_dollars(markup: str) -> str:
+    """``MATH_SPAN.sub(r"$\\2$", markup)``: each math span as its LaTeX between dollars.  Split,
+    then joined: before Python 3.12 a template replacement is expanded by Python code per match,
+    a tenth of the store step's CPU."""
+    parts = MATH_SPAN.split(markup)  # text, (id, LaTeX, text) per span
+    parts[1::3] = ["$"] * (len(parts) // 3)
+    parts[2::3] = [latex + "$" for latex in parts[2::3]]
+    return "".join(parts)
 
 
 def span_ids(markup: str) -> list[str]:

@@ -1,27 +1,30 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""The text analysis' per-formula terms, compiled (setup.py builds it; there is no .py twin).
+"""The text analysis' hot loops, compiled (setup.py builds it; there is no .py twin).
 
 :mod:`mathsearch.text.analysis` calls this where it was built and the pure path was not asked for;
-its reference is the Python it replaces there, which stays the fallback for every formula this
-kernel declines (it returns None):
+its reference is the Python it replaces there (the ``_py`` functions), which stays the fallback for
+every formula this kernel declines (it returns None):
 
-* :meth:`FormulaTerms.math_tokens` is ``analysis._math_tokens_py``: the formula's LaTeX tokens
+* :meth:`FormulaTerms.math_tokens` is ``_math_tokens_py``: the formula's LaTeX tokens
   (``analysis._LATEX_TOKEN``), mapped to symbols, as ``m:`` tokens, classed ``p:`` pairs and the
   whole-formula key;
-* :meth:`FormulaTerms.formula_words` is ``analysis._formula_words_py``: ``latex_to_words``
-  (the parser's tokens, ``formula.words``' rules), lower-cased, cut into alphanumeric runs of at
-  most 40 characters.
+* :meth:`FormulaTerms.formula_words` is ``_formula_words_py``: ``latex_to_words`` (the parser's
+  tokens, ``formula.words``' rules), lower-cased, cut into alphanumeric runs of at most 40
+  characters;
+* :meth:`WordTerms.words` and :meth:`WordTerms.raw` are ``_words_py`` and ``_raw_latex_terms_py``;
+  :func:`split_math` is ``_split_math_py``.
 
-Why: the text step spent about a third of its analysis in these two, per distinct formula, on
-regular expressions that build a string per LaTeX token and a Python loop over them.  Here one
-pass over the formula's bytes finds the tokens, and a string is made only for what the output
-holds (and for the commands and numbers looked up in the reference's own tables).
+Why: the text step spent most of its analysis on regular expressions that build a string per
+token, and on Python loops over those strings (docs/log/compiled.md, ninth pass).  Here one pass
+over the characters finds the tokens, and a string is made only for what the output holds (and for
+the commands, numbers and words looked up in the reference's own tables).
 
-Only ASCII LaTeX is read here: the regular expressions' classes (``\\s``, ``\\w``) and ``lower()``
-are Unicode's, and for ASCII they are the tables built below from Python's own ``str`` methods.  A
+The formula functions read ASCII LaTeX only: there the regular expressions' classes (``\\s``,
+``\\w``) and ``lower()`` are the 128-entry tables built below from Python's own ``str`` methods.  A
 formula with any other character, or with an HTML entity the parser would decode (``&`` and ``;``
-both in it), goes to the reference.  tests/test_text_terms_kernel.py compares the two on every
-formula of the sample and on random LaTeX.
+both in it), goes to the reference.  The text functions read any text (Python's own Unicode tables
+for the rest).  tests/test_text_terms_kernel.py compares each with its reference on every text and
+formula of the sample and on random text.
 """
 
 from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_AsUTF8AndSize, PyUnicode_DATA,

@@ -99,6 +99,11 @@ def words(text: str) -> list[str]:
     """Content words of plain text (formulae must already be removed)."""
     if _WORDS is not None:
         return _WORDS.words(text)
+    return _words_py(text)
+
+
+def _words_py(text: str) -> list[str]:
+    """:func:`words`, the reference of the compiled kernel."""
     return [t for t in map(_WORD_TERMS.__getitem__, _WORD.findall(text.lower())) if t]
 
 
@@ -109,6 +114,11 @@ def split_math(text: str) -> tuple[str, list[str]]:
         return text, []  # no delimiter, no formula (most comments): skip the regex scan
     if _KERNEL is not None:
         return _KERNEL.split_math(text)
+    return _split_math_py(text)
+
+
+def _split_math_py(text: str) -> tuple[str, list[str]]:
+    """:func:`split_math`, the reference of the compiled kernel."""
     found = find_math(text, is_html=False)
     if not found:
         return text, []
@@ -191,6 +201,11 @@ def raw_latex_terms(text: str) -> list[str]:
     """Text with raw LaTeX cut into alphanumeric runs, lower-cased: what a generic tokeniser keeps."""
     if _WORDS is not None:
         return _WORDS.raw(text)
+    return _raw_latex_terms_py(text)
+
+
+def _raw_latex_terms_py(text: str) -> list[str]:
+    """:func:`raw_latex_terms`, the reference of the compiled kernel."""
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) <= 40]
 
 

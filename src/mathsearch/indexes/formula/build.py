@@ -3,13 +3,11 @@ visual formula once (in worker processes), write postings family by family."""
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import shutil
 from array import array
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from ..._compiled import load_kernel
 from ...formula import FormulaAnalyzer, build_opt, visual_key
 from ...formula.analysis import needs_latex_only
 from ...formula.parser import parse_slt
-from ...parallel import batched, ordered_map
+from ...parallel import batched, cyclic_gc_paused, ordered_map
 from ...store import Store, atomic_directory
 from .layout import (
     COMMENT,
@@ -43,24 +41,10 @@ _W: dict[str, object] = {}
 _tokens = load_kernel("mathsearch.indexes.formula._tokens")
 
 
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for a loop that makes millions of objects, none of them
-    garbage in a cycle (the collector runs every 700 allocations, and its full passes walk every
-    object still alive: the groups of :func:`_collect` and a chunk's trees)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _analyze_chunk(latexes: list[str]) -> tuple:
     """Per formula: SLT size, visual key, and per family (lengths, token hashes, tfs) arrays."""
     # The collector held a fifth of the chunk's time on both paths.
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         return _analyze(latexes)
 
 
@@ -144,7 +128,7 @@ def _collect(store: Store, progress: Progress | None) -> tuple[list[str], _Insta
     keyed_here = 0
     n = 0
     get, add_group = groups.get, inst.group.append
-    with _cyclic_gc_paused():  # a quarter of the loop at 1.4M answers went to the collector's passes over the groups
+    with cyclic_gc_paused():  # a quarter of the loop at 1.4M answers went to the collector's passes over the groups
         for rows in store.formula_rows():
             formula_ids, posts, threads, kinds, _comments, visual_ids, latexes = zip(*rows, strict=True)
             inst.formula.extend(formula_ids)
