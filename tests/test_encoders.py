@@ -388,3 +388,17 @@ def test_minilm_cut_to_its_first_word_pieces_says_so():
     for wrong in (0, 300):
         with pytest.raises(InputError, match="word pieces"):
             MiniLMEncoder(max_tokens=wrong)
+
+
+def test_a_static_encoders_word_pieces_are_the_tokenizers_own(tiny):
+    """token_ids reads the tokenizer's fast batch call (no offsets): the same word pieces as its
+    full call on every post of the sample, with the encoder's own LaTeX tokens and cut."""
+    from mathsearch.indexes.dense import passage
+
+    _index, folder, _info = tiny
+    enc = StaticEncoder.load(folder)
+    texts = [passage(p.title, p.body) for p in iter_posts(COLLECTION / "Posts.V1.3.xml")]
+    assert len(texts) > 6_000
+    full = [e.ids[: enc.max_tokens] for e in enc.tokenizer.encode_batch(texts, add_special_tokens=False)]
+    assert enc.token_ids(texts) == full
+    assert sum(len(ids) == enc.max_tokens for ids in full) > 100  # the cut is met
