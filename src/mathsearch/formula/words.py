@@ -7,15 +7,16 @@ from .opt import OPS
 from .parser import tokenize
 from .symbols import IGNORED_CMDS, SIZE_CMDS
 
-# A token that is not a command -> its word ("" for none); commands that make no word.
+# A token that is not a command -> its word ("" for none).
 CHAR_WORDS = {ch: name for ch, (name, _c, _p) in OPS.items() if len(ch) == 1}
 CHAR_WORDS.update({
     "^": "sup", "_": "sub", "(": "lparen", ")": "rparen", "[": "lbracket", "]": "rbracket",
     "|": "vbar", "!": "factorial", "'": "prime", "&": "", "{": "", "}": "", "~": "", "$": "",
     "%": "", "\\": "", "#": "hash", "@": "at", '"': "quote", "`": "backtick",
 })
+# Commands that make no word (\begin and \end also pass over their environment's name).
 SKIPPED_COMMANDS = IGNORED_CMDS | SIZE_CMDS | {"left", "right", "middle", "begin", "end", ",", ";", ":", "!", " ",
-                                    "\\", "limits", "nolimits"}
+                                               "\\", "limits", "nolimits"}
 
 
 def latex_to_words(latex: str) -> str:

@@ -106,7 +106,7 @@ cdef class FormulaTerms:
     cdef list char_runs       # per ASCII code: the runs of that one-character token's word
     cdef dict sym             # multi-character token -> symbol
     cdef dict m_token         # symbol -> "m:" + symbol
-    cdef dict command_runs    # command name -> its runs (None: no word)
+    cdef dict command_runs    # command name -> the runs of its word (empty: no word)
     cdef tuple dots_runs, assign_runs
 
     def __init__(self, symbol_of, key_of, dict char_words, skipped):
@@ -191,7 +191,8 @@ cdef class FormulaTerms:
         return tuple(out)
 
     cdef list _command(self, str name):
-        """The runs of a command's word (None: a skipped command, whose handling is the caller's)."""
+        """The runs of a command's word: empty for a control symbol that makes none (the caller has
+        already passed over the skipped commands)."""
         r = self.command_runs.get(name)
         if r is None:
             if len(self.command_runs) >= _CACHE_MAX:
@@ -220,7 +221,6 @@ cdef class FormulaTerms:
         cdef list out = []
         cdef list env = []
         cdef bint skip_env_name = False
-        cdef str tok
         while i < n:
             c = s[i]
             if c == b'\\':  # \\[a-zA-Z]+ | \\. (anything, re.S) | a last lone backslash (\S)
