@@ -112,6 +112,15 @@ def _size_mib(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
 
+def _resumed(indexes: dict) -> str:
+    """What a build read back from an interrupted one (its record's counts), in words; "" if nothing."""
+    parts = [f"{indexes[k]:,} {what}" for k, what in (("teacher_resumed_posts", "teacher vectors"),
+                                                      ("dense_resumed_posts", "post vectors")) if indexes.get(k)]
+    if indexes.get("student_reused"):
+        parts.append("the trained student")
+    return ", ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--answers", type=int, default=100_000)
@@ -165,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         if plan:
             print(f"\ndense plan: {plan['plan']} ({plan['reason']}); teacher posts {plan['teacher_posts']:,}, "
                   f"MiniLM {plan['minilm_posts_per_second']} posts/s measured, rates {plan['rates']}")
+        resumed = _resumed(build["indexes"])
+        if resumed:  # an earlier, interrupted build's work read back: this row's times leave it out
+            print(f"\nRESUMED from the work folder's resume data, not made in this run: {resumed}")
     print("index size: " + ", ".join(f"{k} {v:,.1f} MiB" for k, v in sizes.items()))
     print()
     print("| task | system | topics | median ms | p95 ms | median CPU ms | p95 CPU ms | median vs first | peak RSS MiB |")
