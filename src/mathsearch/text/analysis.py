@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from .._compiled import load_kernel
@@ -169,13 +169,16 @@ def math_tokens(latex: str) -> list[str]:
     return list(_math_tokens(latex))
 
 
-@lru_cache(maxsize=200_000)
-def _math_tokens(latex: str) -> tuple[str, ...]:
-    if _TERMS is not None:
-        out = _TERMS.math_tokens(latex)
-        if out is not None:
-            return out
-    return _math_tokens_py(latex)
+def _kernel_first(method: str, reference: Callable[[str], tuple[str, ...]]) -> Callable[[str], tuple[str, ...]]:
+    """A formula's terms by the compiled kernel's ``method`` where it takes the formula, else by
+    ``reference``; cached per formula (a collection repeats its formulae)."""
+
+    @lru_cache(maxsize=200_000)
+    def terms(latex: str) -> tuple[str, ...]:
+        out = getattr(_TERMS, method)(latex) if _TERMS is not None else None
+        return reference(latex) if out is None else out
+
+    return terms
 
 
 def _math_tokens_py(latex: str) -> tuple[str, ...]:
@@ -191,6 +194,9 @@ def _math_tokens_py(latex: str) -> tuple[str, ...]:
     out += [f"p:{a}|{b}" for a, b in zip(classed, classed[1:], strict=False)]
     out.append(formula_key(latex))
     return tuple(out)
+
+
+_math_tokens = _kernel_first("math_tokens", _math_tokens_py)
 
 
 # Recorded in index manifests: an index built with one mapping cannot be queried with another.
@@ -223,18 +229,12 @@ def formula_word_terms(formulae: Iterable[str]) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=200_000)
-def _formula_words(latex: str) -> tuple[str, ...]:
-    if _TERMS is not None:
-        out = _TERMS.formula_words(latex)
-        if out is not None:
-            return out
-    return _formula_words_py(latex)
-
-
 def _formula_words_py(latex: str) -> tuple[str, ...]:
     """The LaTeX words of one formula, the reference of the compiled kernel."""
     return tuple([w for w in _WORD.findall(latex_to_words(latex).lower()) if len(w) <= 40])
+
+
+_formula_words = _kernel_first("formula_words", _formula_words_py)
 
 
 def formula_math_tokens(formulae: Iterable[str]) -> list[str]:
