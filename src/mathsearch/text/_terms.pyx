@@ -104,7 +104,6 @@ cdef class FormulaTerms:
     cdef frozenset skipped
     cdef list char_sym        # per ASCII code: the symbol of that one-character token
     cdef list char_runs       # per ASCII code: the runs of that one-character token's word
-    cdef dict sym             # multi-character token -> symbol
     cdef dict m_token         # symbol -> "m:" + symbol
     cdef dict command_runs    # command name -> the runs of its word (empty: no word)
     cdef tuple dots_runs, assign_runs
@@ -118,7 +117,6 @@ cdef class FormulaTerms:
         self.char_runs = [tuple(_runs(self._char_word(chr(c)))) for c in range(128)]
         self.dots_runs = tuple(_runs(self._char_word("...")))
         self.assign_runs = tuple(_runs(self._char_word(":=")))
-        self.sym = {}
         self.m_token = {}
         self.command_runs = {}
 
@@ -130,12 +128,7 @@ cdef class FormulaTerms:
         return w
 
     cdef inline str _symbol(self, str tok):
-        s = self.sym.get(tok)
-        if s is None:
-            if len(self.sym) >= _CACHE_MAX:
-                self.sym.clear()
-            s = self.sym[tok] = self.symbol_of(tok)
-        return <str> s
+        return <str> self.symbol_of(tok)  # the reference's own table, filled and bounded by itself
 
     cdef inline str _m(self, str sym):
         t = self.m_token.get(sym)
