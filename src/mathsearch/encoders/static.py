@@ -52,7 +52,7 @@ class StaticEncoder:
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """The table rows each passage sums: its first ``max_tokens`` word pieces, then their pairs' buckets."""
-        # encode_batch_fast gives the same ids without the offsets: ~20% less CPU (the tokenizer is
+        # encode_batch_fast gives the same ids without the offsets: ~15% less CPU (the tokenizer is
         # ~90% of the student's encoding; docs/log/compiled.md, ninth pass).
         encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
         pieces = [e.ids[: self.max_tokens] for e in encode(texts, add_special_tokens=False)]

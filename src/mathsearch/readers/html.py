@@ -120,8 +120,8 @@ def markup_text(markup: str, *, is_html: bool) -> str:
 
 def _spans_as_dollars(markup: str) -> str:
     """``MATH_SPAN.sub(r"$\\2$", markup)``: each math span as its LaTeX between dollars.  Split,
-    then joined: before Python 3.12 a template replacement is expanded by Python code per match,
-    a tenth of the store step's CPU."""
+    then joined: before Python 3.12 a template replacement is expanded by Python code per match
+    (half of this call's time, ~3% of the store step's CPU at 100k)."""
     parts = MATH_SPAN.split(markup)  # text, (id, LaTeX, text) per span
     parts[1::3] = ["$"] * (len(parts) // 3)
     parts[2::3] = [latex + "$" for latex in parts[2::3]]
