@@ -1,6 +1,6 @@
 """The compiled core beside the pure-Python reference, paired in one run (setup.py, mathsearch._compiled).
 
-    python bench/bench_compiled.py --index INDEX_DIR [--rounds 2] [--formulae 5000] [--queries 40]
+    python bench/bench_compiled.py --index INDEX_DIR [--rounds 2] [--formulae 5000] [--encoder DIR --posts 30000]
 
 INDEX_DIR holds a collection store (``mathsearch index DIR --index INDEX_DIR --store-only``; e.g. a
 collection from ``bench/make_collection.py --answers 100000``) and, for the Task 1 row, a text index
@@ -15,6 +15,9 @@ compiled, pure, ...) so that load from other work on a shared machine falls on b
 * text index build: ``build_text_indexes`` into a scratch folder (wall and CPU seconds, the
   analysis workers' and tantivy's included); the documents fed to tantivy are compared by a digest
   of every one of them, in order;
+* static encoder (``--encoder DIR``, a trained student's folder; the row is left out without it):
+  the store's first ``--posts`` passages encoded as the dense step does, posts per CPU second
+  (reading the passages not counted) and whether the vectors are identical;
 * Task 2 ``formula`` (without its text boost) and Task 1 ``ours:dense=False`` queries over the
   2020+2021 topics: median and p95 milliseconds per query, wall and CPU of the process (on a shared
   machine the CPU figure is the steadier one; the first query of each system warms up).
@@ -125,6 +128,23 @@ def phase_text(index: Path, out: Path) -> dict:
             "sha256": digest.hexdigest()}
 
 
+def phase_encode(index: Path, encoder: str, posts: int) -> dict:
+    import itertools
+
+    from mathsearch.encoders import load_encoder
+    from mathsearch.indexes.dense import iter_passages
+    from mathsearch.store import Store
+
+    model = load_encoder(encoder)
+    with Store.open(index) as store:
+        texts = [text for _, _, text, _ in itertools.islice(iter_passages(store), posts)]
+    cpu, wall = time.process_time(), time.perf_counter()
+    vectors = model.encode(texts)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return {"posts": len(texts), "cpu_s": cpu, "wall_s": wall, "per_cpu_s": len(texts) / cpu,
+            "sha256": hashlib.sha256(vectors.tobytes()).hexdigest()}
+
+
 def phase_query(index: Path) -> dict:
     from mathsearch.errors import InputError
     from mathsearch.readers.topics import read_topics
@@ -182,7 +202,7 @@ def _not_our_json(path: Path) -> str | None:
         runs = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, ValueError):
         return "is not this script's JSON"
-    ok = isinstance(runs, dict) and set(runs) <= {"analyse", "build", "text", "query"} and all(
+    ok = isinstance(runs, dict) and set(runs) <= {"analyse", "build", "text", "encode", "query"} and all(
         isinstance(v, dict) and set(v) <= set(PATHS) for v in runs.values())
     return None if ok else "is not this script's JSON"
 
@@ -197,7 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=2, help="runs of each path per row (alternating)")
     ap.add_argument("--formulae", type=int, default=5000, help="distinct formulae of the analysis row")
-    ap.add_argument("--skip", default="", help="rows to leave out: analyse,build,text,query (comma-separated)")
+    ap.add_argument("--skip", default="", help="rows to leave out: analyse,build,text,encode,query (comma-separated)")
+    ap.add_argument("--encoder", help="a static encoder's folder (e.g. INDEX/dense/encoder of a --dense student "
+                                      "build): adds the encoding row")
+    ap.add_argument("--posts", type=int, default=30_000, help="passages of the encoding row")
     ap.add_argument("--json", type=Path, help="also write every run's figures here")
     ap.add_argument("--force", action="store_true", help="let --json replace a file this script did not write")
     ap.add_argument("--phase", help=argparse.SUPPRESS)
@@ -212,12 +235,22 @@ def main(argv: list[str] | None = None) -> int:
             result = phase_build(args.index, Path(args.rest[0]))
         elif args.phase == "text":
             result = phase_text(args.index, Path(args.rest[0]))
+        elif args.phase == "encode":
+            result = phase_encode(args.index, args.encoder, args.posts)
         else:
             result = phase_query(args.index)
         print(json.dumps({**result, "status": _compiled.status()}))
         return 0
 
     skip = set(filter(None, args.skip.split(",")))
+    if args.encoder is None:
+        skip.add("encode")
+    else:  # checked here: a wrong folder is one line and exit 2
+        from mathsearch.encoders import load_encoder
+
+        if load_encoder(args.encoder).kind != "static":
+            raise SystemExit(f"bench_compiled: --encoder {args.encoder} is not a static encoder (the encoding row "
+                             "times the compiled word pieces of one)")
     from mathsearch.indexes.directory import IndexDirectory
     from mathsearch.runs.output import check_output
 
@@ -240,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
                     _child(path, row, "--index", str(args.index), str(scratch)))
             finally:
                 shutil.rmtree(scratch)
+        if "encode" not in skip:
+            runs.setdefault("encode", {}).setdefault(path, []).append(
+                _child(path, "encode", "--index", str(args.index), "--encoder", args.encoder, "--posts", str(args.posts)))
         if "query" not in skip:
             runs.setdefault("query", {}).setdefault(path, []).append(_child(path, "query", "--index", str(args.index)))
         print(f"  {path} round done", file=sys.stderr, flush=True)
@@ -272,6 +308,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| text index build, {label} ({t['pure'][0]['answers']:,} answers) | {p:.1f} | {c:.1f} | {p / c:.2f}x |")
         same = len({r["sha256"] for rs in t.values() for r in rs}) == 1
         print(f"| text index documents identical (sha256 of every document fed to tantivy, every run) | | | {'yes' if same else 'NO'} |")
+    if "encode" in runs:
+        e = runs["encode"]
+        p, c = med("encode", "pure", "per_cpu_s"), med("encode", "compiled", "per_cpu_s")
+        print(f"| static encoder, posts per CPU s ({e['pure'][0]['posts']:,} passages) | {p:,.0f} | {c:,.0f} | {c / p:.2f}x |")
+        p, c = med("encode", "pure", "wall_s"), med("encode", "compiled", "wall_s")
+        print(f"| static encoder, wall s | {p:.1f} | {c:.1f} | {p / c:.2f}x |")
+        same = len({r["sha256"] for rs in e.values() for r in rs}) == 1
+        print(f"| static encoder vectors identical (sha256, every run) | | | {'yes' if same else 'NO'} |")
     if "query" in runs:
         q = runs["query"]
         for task in ("task2", "task1"):

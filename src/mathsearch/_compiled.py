@@ -35,9 +35,10 @@ COMPILED = (
 )
 # Compiled-only kernels (.pyx, no .py twin): their callers run their own Python code where the
 # kernel was not built, is stale, or the pure path is asked for (:func:`load_kernel`): the formula
-# search's candidate loop, the formula build's token bags, the text analysis' hot loops.
+# search's candidate loop, the formula build's token bags, the text analysis' hot loops, a static
+# encoder's word pieces.
 KERNELS = ("mathsearch.indexes.formula._kernel", "mathsearch.indexes.formula._tokens",
-           "mathsearch.text._terms")
+           "mathsearch.text._terms", "mathsearch.encoders._wordpiece")
 ENV = "MATHSEARCH_PURE_PYTHON"
 
 
