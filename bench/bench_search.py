@@ -114,8 +114,11 @@ def _size_mib(path: Path) -> float:
 
 def _resumed(indexes: dict) -> str:
     """What a build read back from an interrupted one (its record's counts), in words; "" if nothing."""
-    parts = [f"{indexes[k]:,} {what}" for k, what in (("teacher_resumed_posts", "teacher vectors"),
-                                                      ("dense_resumed_posts", "post vectors")) if indexes.get(k)]
+    # the teacher's head start (made by this build while its store was written) is not an earlier build's
+    own = {"teacher_resumed_posts": indexes.get("teacher_resumed_posts", 0) - indexes.get("teacher_head_start_posts", 0),
+           "dense_resumed_posts": indexes.get("dense_resumed_posts", 0)}
+    parts = [f"{own[k]:,} {what}" for k, what in (("teacher_resumed_posts", "teacher vectors"),
+                                                  ("dense_resumed_posts", "post vectors")) if own[k] > 0]
     if indexes.get("student_reused"):
         parts.append("the trained student")
     return ", ".join(parts)
@@ -174,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         if plan:
             print(f"\ndense plan: {plan['plan']} ({plan['reason']}); teacher posts {plan['teacher_posts']:,}, "
                   f"MiniLM {plan['minilm_posts_per_second']} posts/s measured, rates {plan['rates']}")
+        if build["indexes"].get("teacher_head_start_posts"):
+            print(f"\nthe teacher's head start: {build['indexes']['teacher_head_start_posts']:,} posts embedded while the "
+                  f"store was written ({build['indexes'].get('teacher_head_start_seconds', 0):,.0f} s)")
         resumed = _resumed(build["indexes"])
         if resumed:  # an earlier, interrupted build's work read back: this row's times leave it out
             print(f"\nRESUMED from the work folder's resume data, not made in this run: {resumed}")

@@ -212,7 +212,7 @@ build_index({str(dump)!r}, {str(target)!r}, optional=("dense",), dense_plan="stu
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=900)
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
     root = resume_root(target)
-    assert (root / "teacher").is_dir() and not list(root.rglob("*.npz"))  # killed before any chunk
+    assert (root / dense_chunks.RESUME_MARK).is_file() and not list(root.rglob("*.npz"))  # killed before any chunk
     resume.check_resume_root(target)  # not refused
     counts = build_index(dump, target, optional=("dense",), dense_plan="student")
     assert counts.indexes["dense_encoder"] == "student" and counts.indexes["teacher_encoded_posts"] == 12
@@ -389,3 +389,90 @@ def test_minilm_gives_the_same_bytes_on_one_thread_as_on_all(sample_index):
     finally:
         torch.set_num_threads(before)
     assert one.tobytes() == every.tobytes()
+
+
+class _Rows:
+    """An encoder whose vector of a passage is its length (no model)."""
+
+    dim, device = 2, "cpu"
+
+    def encode(self, texts, progress=None, stage="dense"):
+        return np.asarray([[len(t), 1.0] for t in texts], np.float32)
+
+
+def test_an_embedding_stopped_between_chunks_keeps_them_for_the_next_call(tmp_path):
+    posts = [(i, "x" * i) for i in range(1, 11)]
+    asked: list[int] = []
+    first = dense_chunks.ChunkedEmbedding(tmp_path, "enc", "answers", 3)
+    ids, vectors = first.embed(_Rows(), posts, len(posts), "dense", stop=lambda: asked.append(1) or len(asked) > 2)
+    assert first.stopped and ids == [1, 2, 3, 4, 5, 6] and len(vectors) == 6 and first.encoded == 6
+    assert sorted(p.name for p in first.folder.iterdir()) == ["000000.npz", "000001.npz"]
+    again = dense_chunks.ChunkedEmbedding(tmp_path, "enc", "answers", 3)
+    ids, vectors = again.embed(_Rows(), posts, len(posts), "dense")
+    assert not again.stopped and again.resumed == 6 and again.encoded == 4
+    assert ids == list(range(1, 11)) and vectors[:, 0].tolist() == list(range(1, 11))
+
+
+def test_the_store_gives_its_idle_core_work_once_the_posts_are_written(tmp_path):
+    """An ARQMath collection is read by two processes; once this one has written the posts, its
+    ``meanwhile`` reads them (the other still writing formulae) and stops when the other is done."""
+    from conftest import COLLECTION
+
+    from mathsearch.readers.collection import detect_collection
+    from mathsearch.store import Store
+    from mathsearch.store.build import build_store
+
+    seen: dict = {}
+
+    def meanwhile(folder, waiting):
+        with Store.open_posts(folder) as store:
+            seen["posts"] = store.post_count()
+            seen["titles"] = sum(1 for _ in store.iter_posts(1))
+        seen["waiting"] = waiting()
+        while waiting():
+            pass
+        return None
+
+    out = tmp_path / "store"
+    out.mkdir()
+    counts = build_store(detect_collection(COLLECTION), out, meanwhile=meanwhile)
+    assert seen["posts"] == counts.questions + counts.answers == 6_164 and seen["titles"] == counts.questions
+    with Store.open(out) as store:
+        assert store.post_count() == 6_164 and store.counts()["formulas"] == counts.formulas > 70_000
+
+
+def test_the_teachers_head_start_is_read_back_by_the_dense_step(sample_index, tmp_path, monkeypatch):
+    """The teacher's chunks made while the store was written (one thread, stopped when the store
+    is done) are the dense step's first ones: read back, not embedded again, the same vectors."""
+    from mathsearch.building import dense_plan
+    from mathsearch.store import Store
+
+    monkeypatch.setattr(dense_plan, "TEACHER_POSTS", 24)
+    monkeypatch.setattr(dense_plan, "TEACHER_CHUNK", 8)
+    monkeypatch.setattr(dense_plan, "measure_minilm", None)  # no rate probe: the head start must not need one
+    polls: list[int] = []
+    head = dense_plan.teacher_head_start(sample_index, lambda: polls.append(1) or len(polls) <= 3, asked="student",
+                                         budget_minutes=60, device="cpu", resume=tmp_path / "resume")
+    made = head["teacher_head_start_posts"]
+    assert 8 <= made < 24  # the first chunks (of the questions), then the store was done
+    assert (tmp_path / "resume" / dense_chunks.RESUME_MARK).is_file()
+    with Store.open(sample_index) as store:
+        later = dense_plan.embed_teacher(store, tmp_path / "resume" / "teacher", tmp_path / "resume", 24, 13, "cpu")
+        whole = dense_plan.embed_teacher(store, tmp_path / "whole" / "teacher", tmp_path / "whole", 24, 13, "cpu")
+    assert later["teacher_resumed_posts"] == made and later["teacher_encoded_posts"] == 24 - made
+    assert whole["teacher_encoded_posts"] == 24
+    for name in VECTOR_FILES:
+        a = np.load(tmp_path / "resume" / "teacher" / "dense" / name)
+        b = np.load(tmp_path / "whole" / "teacher" / "dense" / name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    # no teacher where the plan may not be the student's: MiniLM asked for, a collection MiniLM may
+    # embed within the budget (the sample in 60 minutes), a GPU
+    for asked, minutes, device in (("minilm", 60, "cpu"), ("auto", 60, "cpu"), ("student", 60, "cuda")):
+        quiet = dense_plan.teacher_head_start(sample_index, lambda: True, asked=asked, budget_minutes=minutes,
+                                              device=device, resume=tmp_path / "none")
+        assert quiet["teacher_head_start_posts"] == 0 and not (tmp_path / "none").exists(), asked
+    # a collection too large for MiniLM at any CPU's rate (the sample in a minute): the teacher starts
+    answers = iter([True])  # the store is done before the first chunk
+    many = dense_plan.teacher_head_start(sample_index, lambda: next(answers, False), asked="auto", budget_minutes=1,
+                                         device="cpu", resume=tmp_path / "many")
+    assert many["teacher_head_start_posts"] == 0 and (tmp_path / "many" / dense_chunks.RESUME_MARK).is_file()

@@ -114,3 +114,32 @@ def test_pool_workers_end_whatever_sigterm_handler_the_parent_has():
     proc = subprocess.run([sys.executable, "-c", _RECORDING_HANDLER], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "done []"  # every pool ended; the parent's handler saw nothing
+
+
+def _sleeps(progress):
+    import time
+
+    time.sleep(1.5)
+    return "slept"
+
+
+def test_side_by_side_gives_this_process_work_while_a_child_runs():
+    """``meanwhile``: this process's step done, it works on the core it would leave idle until the
+    children are done (``waiting()`` turns false then); not called when nothing runs any more."""
+    import time
+
+    polls: list[int] = []
+
+    def meanwhile(waiting):
+        n = 0
+        while waiting():
+            n += 1
+            time.sleep(0.02)
+        polls.append(n)
+        return "spare"
+
+    out = side_by_side([("here", _ok), ("child", _sleeps)], meanwhile=meanwhile)
+    assert out["meanwhile"] == "spare" and out["child"] == "slept" and out["here"] == os.getpid()
+    assert polls[0] > 10  # it ran while the child slept, and stopped when the child was done
+    out = side_by_side([("here", _sleeps), ("child", _ok)], meanwhile=meanwhile)
+    assert "meanwhile" not in out and len(polls) == 1  # the child was done first: nothing to do

@@ -167,13 +167,17 @@ def _child(step: Step, events: Any, nice: int = 0) -> None:
 
 
 def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = None,
-                 context: str = "fork", nice: int = 0) -> dict[str, Any]:
+                 context: str = "fork", nice: int = 0,
+                 meanwhile: Callable[[Callable[[], bool]], Any] | None = None) -> dict[str, Any]:
     """Run independent ``steps`` at once and return ``{name: result}``: the first here, the others
     each in a child process started with ``context`` (``fork``, or ``spawn`` when this process
     runs threads a fork must not copy; then a step must pickle).  ``nice``: added to the children's
     niceness (never to this process's, even when the steps run one after another here), so that
     the first step, when it is the longest chain, gets the cores it asks for and the children the
-    rest.  The first error is raised once every step has ended or been stopped."""
+    rest.  ``meanwhile(waiting)``: work for this process once its step is done and children still
+    run (the core it would leave idle), called only then; ``waiting()`` says whether they still
+    do, so it can stop in time.  Its result is ``results["meanwhile"]`` when it was called.  The
+    first error is raised once every step has ended or been stopped."""
     if len(steps) < 2 or context not in mp.get_all_start_methods():
         return {name: step(progress) for name, step in steps}
     ctx: Any = mp.get_context(context)  # fork or spawn: both make Processes
@@ -210,6 +214,12 @@ def side_by_side(steps: Sequence[tuple[str, Step]], progress: Progress | None = 
             t.start()
         name, step = steps[0]
         results[name] = step(progress)
+        if meanwhile is not None:
+            def waiting() -> bool:
+                return any(child not in outcome for child, _, _ in children)
+
+            if waiting():
+                results["meanwhile"] = meanwhile(waiting)
         for t in listeners:
             t.join()
     finally:

@@ -95,21 +95,27 @@ def _checked(collection_dir: str | Path, index_dir: str | Path, optional: tuple[
 
 @contextmanager
 def _atomic_build(files: CollectionFiles, index_dir: str | Path, progress: Progress | None, started: float,
-                  store_in: str = "") -> Iterator[_Build]:
+                  store_in: str = "", meanwhile: Callable[[Path, Callable[[], bool]], Any] | None = None,
+                  ) -> Iterator[_Build]:
     """Clean dead builds, read the store into a temporary folder (its ``store_in`` sub-folder), hand
     the build to the caller's steps, then write the manifest and put the folder in place of
-    ``index_dir``; an error or an interruption leaves ``index_dir`` as it was."""
+    ``index_dir``; an error or an interruption leaves ``index_dir`` as it was.  ``meanwhile``: the
+    store's (:func:`~mathsearch.store.build.build_store`), its result in the counts' indexes."""
     cleaned = [(str(path), size) for path, size in clean_stale_builds(index_dir)]
     with atomic_directory(index_dir) as building:
         full = building / store_in if store_in else building
         full.mkdir(exist_ok=True)
-        store_counts = build_store(files, full, progress)
+        done: list[Any] = []
+        store_counts = build_store(files, full, progress,
+                                   meanwhile=(lambda d, w: done.append(meanwhile(d, w))) if meanwhile else None)
         if store_counts.questions + store_counts.answers == 0:
             raise InputError(
                 f"{files.posts} holds no readable posts: nothing to index ({index_dir} was left as it was)."
             )
         counts = IndexCounts(**{f.name: getattr(store_counts, f.name) for f in fields(IngestCounts)})
         counts.cleaned = cleaned
+        for found in done:
+            counts.indexes.update(found)
         build = _Build(building, counts, files)
         yield build
         counts.total_seconds = round(time.perf_counter() - started, 2)
@@ -162,7 +168,16 @@ def build_index(
                                  encoder=encoder, query_encoder=query_encoder, engine=engine, device=device)
     started = time.perf_counter()
     files = _checked(collection_dir, index_dir, optional, encoder, query_encoder)
-    with _atomic_build(files, index_dir, progress, started) as build:
+    head_start = None
+    if "dense" in optional and not store_only and encoder is None and dense_plan in ("auto", "student"):
+        # the student's teacher can start on the core the store leaves idle (dense_plan's module)
+        from ..encoders.device import choose_device
+        from .dense_plan import teacher_head_start
+        from .resume import resume_root
+
+        head_start = partial(teacher_head_start, asked=dense_plan, budget_minutes=dense_budget,
+                             device=choose_device(device, quiet=True), resume=resume_root(index_dir))
+    with _atomic_build(files, index_dir, progress, started, meanwhile=head_start) as build:
         building, counts = build.building, build.counts
         plan = None
         if "dense" in optional and not store_only:  # chosen and said before the long steps

@@ -13,6 +13,11 @@ embedding, said with its reason and estimated time, and recorded in the index's 
   lower priority (:data:`~mathsearch.building.build.LEXICAL_NICE`), so that it keeps its core.
 * ``encoder``: ``--encoder NAME`` (and ``--query-encoder``) as given.
 
+The teacher starts early: while the store's second process still writes comments, links and
+formulae, the first, its posts written, would wait with a core idle; there it embeds teacher posts
+(:func:`teacher_head_start`, on one thread, chunk by chunk into the resume folder) until the other
+is done, and the dense step later reads those chunks back.
+
 The MiniLM rate is measured on the collection's first posts (:data:`PROBE_POSTS`) on the device the
 build will use.  Every long part writes into the resume folder beside the target
 (:mod:`.resume`): the teacher's and the student's vectors chunk by chunk, the trained student
@@ -30,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..indexes.dense_chunks import ChunkedEmbedding, chunk_size, say
+from ..indexes.dense_chunks import ChunkedEmbedding, mark, say
 
 PLANS = ("auto", "minilm", "student")
 DEFAULT_BUDGET_MINUTES = 60.0
@@ -39,6 +44,13 @@ DEFAULT_BUDGET_MINUTES = 60.0
 # a post), and more teacher posts helped only slowly (docs/log/dense-encoders.md).
 TEACHER_POSTS = 20_000
 PROBE_POSTS = 128  # timed after a warm-up batch of 16
+# The teacher's chunks (a multiple of MiniLM's batch of 64): ~20 s each on one thread, so that the
+# head start stops within that of the store's end.
+TEACHER_CHUNK = 256
+# MiniLM posts per second that no CPU measured here comes near (12-15 on two cores): a collection
+# that would take longer than the budget even at this rate gets the student whatever the probe
+# says, so the head start needs no probe of its own.
+CPU_RATE_CEILING = 50.0
 # The student's own costs, measured on this machine's two cores (README): training ~5.5 min at 2.4M
 # posts, reading them included; encoding ~4,000 posts a second (2,000 per CPU second).
 TRAIN_SECONDS_PER_POST = 330 / 2_400_000
@@ -184,16 +196,16 @@ class PacedEncoder:
     most per CPU second on one thread (12 posts against 7 on each of two), and the vectors are the
     same whatever the thread count (tested)."""
 
-    def __init__(self, model, building: Path | None, beside: tuple[str, ...]):
+    def __init__(self, model, building: Path | None, beside: tuple[str, ...], one_thread: bool = False):
         import torch
 
-        self.model, self.building, self.beside = model, building, beside
+        self.model, self.building, self.beside, self.one_thread = model, building, beside, one_thread
         self.dim, self.device = model.dim, model.device
         self.threads = torch.get_num_threads()
         self.one_thread_posts = 0  # posts embedded on one thread, beside the other steps
 
     def busy(self) -> bool:
-        return self.building is not None and any(not (self.building / step / "manifest.json").is_file()
+        return self.one_thread or self.building is not None and any(not (self.building / step / "manifest.json").is_file()
                                                  for step in self.beside)
 
     def encode(self, texts, progress=None, stage="dense"):
@@ -212,10 +224,13 @@ class PacedEncoder:
 
 
 def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed: int, device: str,
-                  progress=None, building: Path | None = None, beside: tuple[str, ...] = ()) -> dict[str, Any]:
+                  progress=None, building: Path | None = None, beside: tuple[str, ...] = (),
+                  stop=None) -> dict[str, Any]:
     """MiniLM's vectors of the teacher's posts, written as a dense index under ``folder`` (what
     ``train(teacher_index=...)`` reads), chunk by chunk into ``resume``.  ``beside``: the steps of
-    ``building`` that run at the same time (MiniLM keeps to one thread until they are done)."""
+    ``building`` that run at the same time (MiniLM keeps to one thread until they are done).
+    ``stop()`` (the head start's): asked before each chunk, on one thread; once true, nothing more
+    is embedded and no index is written (``teacher_stopped``), the chunks made stay in ``resume``."""
     from ..encoders.builtin import MiniLMEncoder
     from ..indexes.dense import DENSE_DIR
     from .train import posts_of
@@ -227,25 +242,72 @@ def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed
     # formula step, and every passage would hold gigabytes of it
     chosen_posts = {k: (ids[k], texts[k]) for k in chosen.tolist()}
     del ids, texts, parent
-    model = PacedEncoder(MiniLMEncoder(device=device), building, beside)
+    model = PacedEncoder(MiniLMEncoder(device=device), building, beside, one_thread=stop is not None)
+    counts = {"resumed": 0, "encoded": 0}
+    made = []
+    try:
+        for part, key, mine in (("questions", "question_ids", chosen[chosen < n_questions]),
+                                ("answers", "answer_ids", chosen[chosen >= n_questions])):
+            chunks = ChunkedEmbedding(resume, "teacher-minilm-v1", part, TEACHER_CHUNK)
+            got, vectors = chunks.embed(model, (chosen_posts[k] for k in mine.tolist()), len(mine), f"teacher {part}",
+                                        progress, stop)
+            counts["resumed"] += chunks.resumed
+            counts["encoded"] += chunks.encoded
+            if chunks.stopped:
+                return {"teacher_stopped": True, "teacher_resumed_posts": counts["resumed"],
+                        "teacher_encoded_posts": counts["encoded"]}
+            made.append((part, key, got, vectors))
+    finally:
+        model.restore()
     root = folder / DENSE_DIR
     root.mkdir(parents=True, exist_ok=True)
-    counts = {"resumed": 0, "encoded": 0}
-    for part, key, mine in (("questions", "question_ids", chosen[chosen < n_questions]),
-                            ("answers", "answer_ids", chosen[chosen >= n_questions])):
-        chunks = ChunkedEmbedding(resume, "teacher-minilm-v1", part, chunk_size("minilm"))
-        got, vectors = chunks.embed(model, (chosen_posts[k] for k in mine.tolist()), len(mine), f"teacher {part}",
-                                    progress)
+    for part, key, got, vectors in made:
         np.save(root / f"{part}.npy", vectors)
         np.save(root / f"{key}.npy", np.asarray(got, dtype=np.int64))
-        counts["resumed"] += chunks.resumed
-        counts["encoded"] += chunks.encoded
-    model.restore()
     (root / "manifest.json").write_text(json.dumps({"encoder": {"name": "minilm", "kind": "minilm", "version": 1},
                                                     "teacher_posts": len(chosen)}))
     return {"teacher_posts": len(chosen), "teacher_resumed_posts": counts["resumed"],
             "teacher_encoded_posts": counts["encoded"], "teacher_device": model.device,
             "teacher_one_thread_posts": model.one_thread_posts, "dense_beside": list(beside)}
+
+
+def teacher_head_start(posts_dir: Path, waiting, *, asked: str, budget_minutes: float, device: str,
+                       resume: Path) -> dict[str, Any]:
+    """:func:`mathsearch.store.build.build_store`'s ``meanwhile``: where the plan will surely be the
+    student's (asked for, or too many posts for MiniLM at :data:`CPU_RATE_CEILING`), the teacher's
+    first chunks embedded into ``resume`` on one thread while ``waiting()`` (the store's other
+    process still writing).  Optional work: a failure is said in one line and
+    left to the dense step, which makes whatever is missing.  What it did, for the manifest."""
+    from ..store import Store
+    from .train import TrainConfig
+
+    started = time.perf_counter()
+    if device != "cpu":  # a GPU embeds every post itself, in minutes
+        return {"teacher_head_start_posts": 0, "teacher_head_start_seconds": 0.0}
+    try:
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # the other core is the store's
+        try:
+            with Store.open_posts(posts_dir) as store:
+                posts = store.post_count()
+                student = asked == "student" or posts / CPU_RATE_CEILING > budget_minutes * 60
+                if not student or not waiting():
+                    return {"teacher_head_start_posts": 0, "teacher_head_start_seconds": 0.0}
+                mark(resume)
+                config = TrainConfig(teacher_budget=max(1, min(posts, TEACHER_POSTS)))
+                done = embed_teacher(store, resume / "teacher", resume, config.teacher_budget, config.seed, device,
+                                     stop=lambda: not waiting())
+        finally:
+            torch.set_num_threads(threads)
+    except Exception as exc:  # noqa: BLE001 - a head start only: the dense step does the work anyway
+        say(f"dense plan: the teacher's head start stopped ({type(exc).__name__}: {exc}); the dense step makes its vectors")
+        return {"teacher_head_start_posts": 0, "teacher_head_start_error": f"{type(exc).__name__}: {exc}"}
+    posts = done["teacher_encoded_posts"]
+    seconds = round(time.perf_counter() - started, 1)
+    say(f"dense plan: the teacher embedded {posts:,} posts while the store was written ({seconds:.0f} s)")
+    return {"teacher_head_start_posts": posts, "teacher_head_start_seconds": seconds}
 
 
 def _student_ready(folder: Path, config, posts: int) -> bool:

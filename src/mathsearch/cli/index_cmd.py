@@ -103,8 +103,8 @@ def index(
     dense_plan: str = typer.Option("auto", "--dense-plan", hidden=True),
     dense_budget: float = typer.Option(60.0, "--dense-budget", metavar="MINUTES", help="Time the dense part may "
                                        "take: MiniLM on every post when that fits (estimated from its rate measured "
-                                       "on the first posts), else the student, whose 20,000-post teacher runs beside "
-                                       "the text and formula steps."),
+                                       "on the first posts), else the student, whose 20,000-post teacher starts while "
+                                       "the store is written and runs beside the text and formula steps."),
     device: str = typer.Option("auto", "--device", help="Where MiniLM runs: auto (a CUDA GPU when torch sees "
                                "one), cpu or cuda (the CPU, with a message, when there is none)."),
     encoder: str | None = typer.Option(None, "--encoder", help="Encoder of the dense vectors (implies --dense): "

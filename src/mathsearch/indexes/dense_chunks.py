@@ -71,7 +71,8 @@ class ChunkedEmbedding:
 
     :meth:`embed` encodes ``(post id, passage)`` pairs chunk by chunk, keeping the chunks an earlier,
     interrupted run left when they match, and returns ``(ids, vectors)``; ``resumed`` and ``encoded``
-    count the posts read back and the posts encoded now."""
+    count the posts read back and the posts encoded now; ``stopped`` says whether ``stop`` ended it
+    before the last chunk."""
 
     def __init__(self, root: Path, key: str, part: str, chunk: int):
         self.root = Path(root)
@@ -79,6 +80,7 @@ class ChunkedEmbedding:
         self.chunk = chunk
         self.resumed = 0
         self.encoded = 0
+        self.stopped = False
 
     def _path(self, i: int) -> Path:
         return self.folder / f"{i:06d}.npz"
@@ -107,7 +109,10 @@ class ChunkedEmbedding:
         os.replace(tmp, self._path(i))
 
     def embed(self, model, passages: Iterable[tuple[int, str]], total: int, stage: str,
-              progress: Callable[[str, int, int], None] | None = None) -> tuple[list[int], np.ndarray]:
+              progress: Callable[[str, int, int], None] | None = None,
+              stop: Callable[[], bool] | None = None) -> tuple[list[int], np.ndarray]:
+        """``stop()``, asked before each chunk: true ends the embedding there, every chunk made so far
+        kept on disk for the next call (the vectors returned are then those of the first chunks)."""
         ids: list[int] = []
         parts: list[np.ndarray] = []
         encoding_since: float | None = None
@@ -153,9 +158,16 @@ class ChunkedEmbedding:
             batch_ids.append(post_id)
             batch_texts.append(text)
             if len(batch_ids) == self.chunk:
+                if stop is not None and stop():
+                    break
                 flush()
-        if batch_ids:
-            flush()
+        else:
+            if batch_ids and not (stop is not None and stop()):
+                flush()
+        self.stopped = bool(batch_ids)
+        if self.stopped:  # the chunks beyond are not stale: the next call goes on from them
+            vectors = np.concatenate(parts) if parts else np.zeros((0, getattr(model, "dim", 0)), dtype=np.float16)
+            return ids, vectors
         if trusted and self.resumed and not said:
             say(f"{stage}: resumed all {self.resumed:,} posts' vectors from an interrupted build ({self.folder})")
         # chunks beyond the end (a collection that shrank) are stale

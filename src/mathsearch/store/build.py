@@ -254,8 +254,14 @@ def _side_step(files: CollectionFiles, path: str, progress: Progress | None) -> 
         side.close()
 
 
-def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None = None) -> IngestCounts:
-    """Write ``out_dir/store.sqlite`` from ``files``; returns what was read and skipped."""
+def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None = None,
+                meanwhile: Callable[[Path, Callable[[], bool]], Any] | None = None) -> IngestCounts:
+    """Write ``out_dir/store.sqlite`` from ``files``; returns what was read and skipped.
+
+    ``meanwhile(out_dir, waiting)``: where the store is read by two processes, work for this one
+    once its posts are written and indexed (:meth:`.Store.open_posts` reads them) while the other
+    still writes comments, links and formulae; ``waiting()`` says whether it still does.  Never
+    called where one process reads everything."""
     started = time.perf_counter()
     counts = IngestCounts()
     sizes = {p: p.stat().st_size for p in (files.posts, files.comments, files.links, files.formulas_tsv) if p is not None}
@@ -276,11 +282,15 @@ def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None
             loader.posts(span_formulas=False)
             db.execute("COMMIT")
             db.executescript(POSTS_INDEXES)
+            if meanwhile is not None:  # others may read the posts now: the exclusive lock is let go
+                db.execute("PRAGMA locking_mode=NORMAL")
+                db.execute("SELECT count(*) FROM meta").fetchone()
             return loader
 
         # spawn, not fork: this process may run a progress-bar thread that a fork must not copy.
         done_steps = side_by_side([("posts", posts_step), ("side", partial(_side_step, files, str(side_path)))],
-                                  progress, context="spawn")
+                                  progress, context="spawn",
+                                  meanwhile=partial(meanwhile, out_dir) if meanwhile is not None else None)
         loader = done_steps["posts"]
         side_skipped, side_problems = done_steps["side"]
         skipped, problems = loader.collect()

@@ -96,6 +96,15 @@ class Store:
         db.execute("ATTACH DATABASE ? AS side", (f"file:{side}?mode=ro",))
         return cls(index_dir, db)
 
+    @classmethod
+    def open_posts(cls, index_dir: str | Path) -> Store:
+        """The posts of a store still being built (:func:`.build.build_store`'s ``meanwhile``): its
+        posts table, written and indexed, and nothing else (no meta, no side file yet)."""
+        path = Path(index_dir) / STORE_FILE
+        if not path.is_file():
+            raise InputError(f"{index_dir} holds no collection store ({STORE_FILE}) yet.")
+        return cls(Path(index_dir), sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False))
+
     def close(self) -> None:
         self.db.close()
 
@@ -111,6 +120,11 @@ class Store:
 
     def counts(self) -> dict[str, Any]:
         return json.loads(self.meta().get("counts", "{}"))
+
+    def post_count(self) -> int:
+        """Questions and answers (what :meth:`counts` records, read from the posts themselves: a
+        store still being built has no counts yet)."""
+        return int(self.db.execute("SELECT count(*) FROM posts WHERE post_type IN (1, 2)").fetchone()[0])
 
     # -- posts ----------------------------------------------------------------------------
     def post(self, post_id: int | str) -> StoredPost | None:
