@@ -57,6 +57,13 @@ def _duration(seconds: float) -> str:
     return f"{seconds} s"
 
 
+def _made_by(stage: str) -> str:
+    """Who made the chunks read back: an interrupted build, or for the teacher also this build's
+    head start (made while its store was written)."""
+    return "made by this build's head start or an interrupted build" if stage.startswith("teacher") else \
+        "from an interrupted build"
+
+
 def mark(root: Path) -> None:
     """Make ``root`` a resume folder of ours (what :func:`remove_resume` removes, and nothing else)."""
     root.mkdir(parents=True, exist_ok=True)
@@ -130,8 +137,8 @@ class ChunkedEmbedding:
                 vectors = kept
             else:
                 if trusted and self.resumed and not said:
-                    say(f"{stage}: resumed {self.resumed:,} of {max(total, self.resumed):,} posts' vectors from "
-                        f"an interrupted build ({self.folder})")
+                    say(f"{stage}: resumed {self.resumed:,} of {max(total, self.resumed):,} posts' vectors "
+                        f"{_made_by(stage)} ({self.folder})")
                     said = True
                 trusted = False
                 if encoding_since is None:
@@ -169,7 +176,7 @@ class ChunkedEmbedding:
             vectors = np.concatenate(parts) if parts else np.zeros((0, getattr(model, "dim", 0)), dtype=np.float16)
             return ids, vectors
         if trusted and self.resumed and not said:
-            say(f"{stage}: resumed all {self.resumed:,} posts' vectors from an interrupted build ({self.folder})")
+            say(f"{stage}: resumed all {self.resumed:,} posts' vectors {_made_by(stage)} ({self.folder})")
         # chunks beyond the end (a collection that shrank) are stale
         while self._path(i).exists():
             self._path(i).unlink()
