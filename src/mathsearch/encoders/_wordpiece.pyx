@@ -24,6 +24,8 @@ is remembered as well.  tests/test_wordpiece_kernel.py compares both on every po
 and on random text.
 """
 
+import string
+
 import numpy as np
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -42,16 +44,12 @@ cdef bint _PUNCT[256]
 cdef bint _PLAIN[256]
 for _c in range(256):
     _SPACE[_c] = _c in (9, 10, 13, 32)
-    _PUNCT[_c] = _c < 128 and chr(_c) in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+    _PUNCT[_c] = _c < 128 and chr(_c) in string.punctuation
     _PLAIN[_c] = 32 < _c < 127
 cdef unsigned char _OTHER = 255  # a non-ASCII character in a text's byte copy
 
 cdef enum:
     _NPAIRS = 16384  # 128 * 128 first-two-character buckets of the added tokens
-
-
-cdef inline char _lower(char c) noexcept nogil:
-    return c + 32 if b'A' <= c <= b'Z' else c
 
 
 cdef class WordPieces:
