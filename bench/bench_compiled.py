@@ -245,12 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     skip = set(filter(None, args.skip.split(",")))
     if args.encoder is None:
         skip.add("encode")
-    else:  # checked here: a wrong folder is one line and exit 2
-        from mathsearch.encoders import load_encoder
+    else:  # checked here, from its record: a wrong folder or another kind is one line and exit 2
+        from mathsearch.encoders import encoder_info, load_encoder
+        from mathsearch.errors import InputError
 
-        if load_encoder(args.encoder).kind != "static":
-            raise SystemExit(f"bench_compiled: --encoder {args.encoder} is not a static encoder (the encoding row "
-                             "times the compiled word pieces of one)")
+        if encoder_info(args.encoder).get("kind") != "static":
+            raise InputError(f"--encoder {args.encoder} is not a static encoder (the encoding row times the "
+                             "compiled word pieces of one).")
+        load_encoder(args.encoder)  # a static one loads in a moment: an incomplete folder is said here
     from mathsearch.indexes.directory import IndexDirectory
     from mathsearch.runs.output import check_output
 
