@@ -69,16 +69,21 @@ def phase_analyse(index: Path, limit: int) -> dict:
 
 
 # The formula step's parts, in the order build_formula_index runs them (timed one by one in phase_build).
-BUILD_PARTS = (("_collect", "instances grouped by visual formula"), ("_analyze_all", "analysis (in its workers)"),
+# The grouping and the analysis overlap (the workers start on the first chunk of visual formulae while
+# the main process reads on): one call, its CPU split between the main process and the workers.
+BUILD_PARTS = (("_analyze_all:own", "instances grouped, results spilled (main process)"),
+               ("_analyze_all:kids", "analysis (in its workers)"),
                ("_write_postings", "postings"), ("_instance_arrays", "instance arrays"))
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and of its finished children (the analysis workers)."""
+def _cpu(who: str = "all") -> float:
+    """CPU seconds of this process (``own``), of its finished children (``kids``: the analysis
+    workers), or both."""
     import resource
 
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    cpu = {"own": own.ru_utime + own.ru_stime, "kids": kids.ru_utime + kids.ru_stime}
+    return cpu[who] if who in cpu else sum(cpu.values())
 
 
 def phase_build(index: Path, out: Path) -> dict:
@@ -89,14 +94,18 @@ def phase_build(index: Path, out: Path) -> dict:
 
     def timed(name: str, fn):  # noqa: ANN001, ANN202 - a wrapper of a build function
         def run(*a, **k):  # noqa: ANN002, ANN003, ANN202
-            cpu, wall = _cpu(), time.perf_counter()
+            own, kids, wall = _cpu("own"), _cpu("kids"), time.perf_counter()
             try:
                 return fn(*a, **k)
             finally:
-                parts[name] = {"wall_s": time.perf_counter() - wall, "cpu_s": _cpu() - cpu}
+                wall = time.perf_counter() - wall
+                own, kids = _cpu("own") - own, _cpu("kids") - kids
+                parts[name] = {"wall_s": wall, "cpu_s": own + kids}
+                parts[f"{name}:own"] = {"wall_s": wall, "cpu_s": own}
+                parts[f"{name}:kids"] = {"wall_s": wall, "cpu_s": kids}
         return run
 
-    for name, _ in BUILD_PARTS:  # this child only: it exits after the build
+    for name in {part.split(":")[0] for part, _ in BUILD_PARTS}:  # this child only: it exits after the build
         setattr(build, name, timed(name, getattr(build, name)))
     cpu, wall = _cpu(), time.perf_counter()
     with Store.open(index) as store:

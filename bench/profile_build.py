@@ -45,17 +45,18 @@ def profile_formula(index: Path, limit: int | None, top: int) -> None:
     import numpy as np
 
     from mathsearch.indexes.formula import build
+    from mathsearch.parallel import batched
     from mathsearch.store import Store
 
     with Store.open(index) as store:
-        latex_of, _inst, _ = build._collect(store, None)
+        latex_of = [latex for chunk in build._Grouping(store, None).chunks(build.CHUNK) for latex in chunk]
     todo = latex_of[:limit] if limit else latex_of
     scratch = Path(tempfile.mkdtemp(prefix="profile-formula-"))
     prof = cProfile.Profile(time.process_time)
     try:
         spill = build._Spill(scratch / "spill")
         prof.enable()
-        n_nodes, _vkeys = build._analyze_all(todo, 1, None, spill)
+        n_nodes, _vkeys = build._analyze_all(batched(todo, build.CHUNK), 1, None, spill)
         build._write_postings(scratch, spill, len(todo), None)
         prof.disable()
         assert len(n_nodes) == len(todo) and np.all(n_nodes >= 0)

@@ -7,7 +7,7 @@ import json
 import os
 import shutil
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from ..._compiled import load_kernel
 from ...formula import FormulaAnalyzer, build_opt, visual_key
 from ...formula.analysis import needs_latex_only
 from ...formula.parser import parse_slt
-from ...parallel import batched, cyclic_gc_paused, ordered_map
+from ...parallel import cyclic_gc_paused, ordered_map
 from ...store import Store, atomic_directory
 from .layout import (
     COMMENT,
@@ -113,41 +113,59 @@ class _Instances:
     kind: array = field(default_factory=lambda: array("b"))
 
 
-def _collect(store: Store, progress: Progress | None) -> tuple[list[str], _Instances, int]:
-    """Every formula instance grouped by visual formula; the LaTeX of each group's first instance.
+class _Grouping:
+    """Every formula instance grouped by visual formula, as the store is read; :meth:`chunks` hands
+    out the LaTeX of each new visual formula (its first instance's) a chunk at a time, so that the
+    analysis workers start on the first chunk while this process still reads the rest of the store
+    (at 100k answers the read and the grouping were a sixth of the compiled step's wall time, with
+    both cores but one idle)."""
 
-    Plain rows a batch at a time, each column appended whole: at full size this loop runs 28M
-    times in the main process, and a record object and five appends per instance took two thirds
-    of its time (docs/log/compiled.md)."""
-    groups: dict[str, int] = {}
-    latex_of: list[str] = []
-    inst = _Instances()
-    kind_code = {k: i for i, k in enumerate(KINDS)}
-    analyzer = FormulaAnalyzer(cache_size=10_000)
-    total = int(store.counts().get("formulas", 0) or 0)
-    keyed_here = 0
-    n = 0
-    get, add_group = groups.get, inst.group.append
-    with cyclic_gc_paused():  # a quarter of the loop at 1.4M answers went to the collector's passes over the groups
-        for rows in store.formula_rows():
-            formula_ids, posts, threads, kinds, _comments, visual_ids, latexes = zip(*rows, strict=True)
-            inst.formula.extend(formula_ids)
-            inst.post.extend(posts)
-            inst.thread.extend(threads)
-            inst.kind.extend([kind_code.get(k, COMMENT) for k in kinds])
-            for key, latex in zip(visual_ids, latexes, strict=True):
-                if key is None:  # no visual id in the collection: our visual key groups visually equal formulae
-                    key = "k:" + analyzer.analyze(latex).visual_key
-                    keyed_here += 1
-                g = get(key)
-                if g is None:
-                    g = groups[key] = len(latex_of)
-                    latex_of.append(latex)
-                add_group(g)
-            if progress and (n + len(rows)) // 50_000 > n // 50_000:
-                progress("formula instances", n + len(rows), max(total, n + len(rows)))
-            n += len(rows)
-    return latex_of, inst, keyed_here
+    def __init__(self, store: Store, progress: Progress | None):
+        self.store, self.progress = store, progress
+        self.inst = _Instances()
+        self.n_groups = 0
+        self.keyed_here = 0
+        self.total = int(store.counts().get("formulas", 0) or 0)
+
+    def chunks(self, size: int) -> Iterator[list[str]]:
+        """The new visual formulae's LaTeX, ``size`` at a time in first-seen order (the last chunk
+        may be shorter): the chunks that cutting the whole list would give.
+
+        Plain rows a batch at a time, each column appended whole: at full size this loop runs 28M
+        times, and a record object and five appends per instance took two thirds of its time
+        (docs/log/compiled.md)."""
+        groups: dict[str, int] = {}
+        new: list[str] = []
+        inst, store, progress = self.inst, self.store, self.progress
+        kind_code = {k: i for i, k in enumerate(KINDS)}
+        analyzer = FormulaAnalyzer(cache_size=10_000)
+        n = 0
+        get, add_group = groups.get, inst.group.append
+        with cyclic_gc_paused():  # a quarter of the loop at 1.4M answers went to the collector's passes over the groups
+            for rows in store.formula_rows():
+                formula_ids, posts, threads, kinds, _comments, visual_ids, latexes = zip(*rows, strict=True)
+                inst.formula.extend(formula_ids)
+                inst.post.extend(posts)
+                inst.thread.extend(threads)
+                inst.kind.extend([kind_code.get(k, COMMENT) for k in kinds])
+                for key, latex in zip(visual_ids, latexes, strict=True):
+                    if key is None:  # no visual id in the collection: our visual key groups visually equal formulae
+                        key = "k:" + analyzer.analyze(latex).visual_key
+                        self.keyed_here += 1
+                    g = get(key)
+                    if g is None:
+                        g = groups[key] = len(groups)
+                        new.append(latex)
+                    add_group(g)
+                self.n_groups = len(groups)
+                if progress and (n + len(rows)) // 50_000 > n // 50_000:
+                    progress("formula instances", n + len(rows), max(self.total, n + len(rows)))
+                n += len(rows)
+                while len(new) >= size:
+                    yield new[:size]
+                    del new[:size]
+        if new:
+            yield new
 
 
 class _Spill:
@@ -182,19 +200,20 @@ class _Spill:
         return np.fromfile(self.path(family, part), dtype=dict(self.PARTS)[part])
 
 
-def _analyze_all(latex_of: list[str], workers: int, progress: Progress | None, spill: _Spill) -> tuple[np.ndarray, np.ndarray]:
-    """Analyse every visual formula (in ``workers`` processes); tuples go to ``spill``, in order.
-    Returns the SLT sizes and visual keys."""
+def _analyze_all(chunks: Iterable[list[str]], workers: int, progress: Progress | None, spill: _Spill,
+                 known: Callable[[], int] = lambda: 0) -> tuple[np.ndarray, np.ndarray]:
+    """Analyse every chunk of visual formulae (in ``workers`` processes); tuples go to ``spill``, in
+    order.  Returns the SLT sizes and visual keys.  ``known()``: the visual formulae found so far
+    (the chunks may still be coming), for the progress line."""
     n_nodes, vkeys = [], []
     done = 0
-    workers = workers if len(latex_of) > 2 * CHUNK else 1  # a pool is not worth starting for a few chunks
-    for res in ordered_map(_analyze_chunk, batched(latex_of, CHUNK), workers):
+    for res in ordered_map(_analyze_chunk, chunks, workers):
         n_nodes.append(res[0])
         vkeys.append(res[1])
         spill.add(res[2])
         done += len(res[0])
         if progress:
-            progress("formula analysis", done, len(latex_of))
+            progress("formula analysis", done, max(done, known()))
     spill.close()
     if not n_nodes:
         return np.zeros(0, np.int32), np.zeros(0, np.uint64)
@@ -338,11 +357,12 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
     root = Path(index_dir) / FORMULA_DIR
     workers = workers or min(2, os.cpu_count() or 1)
     with atomic_directory(root) as out:
-        latex_of, inst, keyed_here = _collect(store, progress)
-        n_groups = len(latex_of)
         spill = _Spill(out / "scratch")
-        n_nodes, vkey = _analyze_all(latex_of, workers, progress, spill)
-        del latex_of
+        grouping = _Grouping(store, progress)
+        # A pool is not worth starting for a few chunks (the instances bound the visual formulae).
+        workers = workers if grouping.total > 2 * CHUNK else 1
+        n_nodes, vkey = _analyze_all(grouping.chunks(CHUNK), workers, progress, spill, lambda: grouping.n_groups)
+        inst, n_groups, keyed_here = grouping.inst, grouping.n_groups, grouping.keyed_here
         arrays = _write_postings(out, spill, n_groups, progress)
         shutil.rmtree(spill.folder)
         n_postings = sum(spill.postings.values())
