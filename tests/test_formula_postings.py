@@ -4,6 +4,7 @@ two hashes share their top 32 bits (the packed sort's one weak spot)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,3 +47,109 @@ def test_group_by_hash_keeps_each_tokens_postings_in_document_order():
     assert np.all(ordered[1:] >= ordered[:-1])
     same = ordered[1:] == ordered[:-1]
     assert np.all(order[1:][same] > order[:-1][same])  # a token's postings stay in document order
+
+
+# -- the postings kernel (_postings.pyx) against the numpy code it replaces -------------------------
+
+HINT = "the kernel is not built: python setup.py build_ext --inplace (or pip install -e .)"
+
+
+def _spill(folder, lens_by_family, hashes_by_family, tfs_by_family):
+    """A spill as the analysis writes it, per family: each formula's token count, hashes and tfs."""
+    from mathsearch.indexes.formula.build import _Spill
+    from mathsearch.indexes.formula.layout import FAMILIES
+
+    spill = _Spill(folder)
+    spill.add([(np.asarray(lens_by_family[f], np.int32), np.asarray(hashes_by_family[f], np.uint64),
+                np.asarray(tfs_by_family[f], np.uint16)) for f in FAMILIES])
+    spill.close()
+    return spill
+
+
+def _postings_both_ways(tmp_path, spill, n_groups):
+    """``_write_postings`` with the kernel and with numpy: every file and returned array, as bytes."""
+    from mathsearch import _compiled
+    from mathsearch.indexes.formula import build
+
+    kernel = _compiled.load_kernel("mathsearch.indexes.formula._postings")
+    assert kernel is not None and build._postings is not None, HINT
+    out = {}
+    for name, k in (("kernel", kernel), ("numpy", None)):
+        build._postings = k
+        try:
+            folder = tmp_path / name
+            folder.mkdir()
+            arrays = build._write_postings(folder, spill, n_groups, None)
+        finally:
+            build._postings = kernel
+        out[name] = {p.name: p.read_bytes() for p in folder.iterdir()} | {k: v.tobytes() for k, v in arrays.items()}
+    return out
+
+
+def _random_family(rng, n_groups, vocab, max_len):
+    lens = rng.integers(0, max_len + 1, n_groups)
+    lens[rng.random(n_groups) < 0.2] = 0  # formulae with no token of the family
+    hashes = rng.choice(vocab, int(lens.sum()))
+    tfs = rng.choice(np.array([1, 1, 2, 3, 17, 65535], np.uint16), int(lens.sum()))
+    return lens, hashes, tfs
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_the_postings_kernel_writes_what_numpy_writes(tmp_path_factory, n_groups, n_vocab, seed):
+    from mathsearch.indexes.formula.layout import FAMILIES
+
+    rng = np.random.default_rng(seed)
+    vocab = rng.integers(0, 2**64 - 1, n_vocab, dtype=np.uint64, endpoint=True)
+    fams = {f: _random_family(rng, n_groups, vocab, 6) for f in FAMILIES}
+    fams[FAMILIES[-1]] = (np.zeros(n_groups, int), np.zeros(0, np.uint64), np.zeros(0, np.uint16))  # an empty family
+    tmp = tmp_path_factory.mktemp("postings")
+    spill = _spill(tmp / "spill", *({f: v[i] for f, v in fams.items()} for i in range(3)))
+    both = _postings_both_ways(tmp, spill, n_groups)
+    assert both["kernel"].keys() == both["numpy"].keys()
+    for name, data in both["numpy"].items():
+        assert both["kernel"][name] == data, name
+
+
+def test_the_postings_kernel_sums_many_weights_as_numpy_does(tmp_path):
+    """Long sums of float32 weights (a formula with many postings, idfs of every size): rounding in
+    another order or precision would show in the last bits of the formula lengths."""
+    from mathsearch.indexes.formula.layout import FAMILIES
+
+    rng = np.random.default_rng(11)
+    n_groups = 2_000
+    vocab = rng.integers(0, 2**64 - 1, 5_000, dtype=np.uint64, endpoint=True)
+    fams = {f: _random_family(rng, n_groups, vocab, 200) for f in FAMILIES}
+    spill = _spill(tmp_path / "spill", *({f: v[i] for f, v in fams.items()} for i in range(3)))
+    both = _postings_both_ways(tmp_path, spill, n_groups)
+    assert sum(spill.postings.values()) > 500_000
+    for name, data in both["numpy"].items():
+        assert both["kernel"][name] == data, name
+
+
+def test_the_postings_kernel_refuses_arrays_out_of_range():
+    from mathsearch import _compiled
+
+    kernel = _compiled.load_kernel("mathsearch.indexes.formula._postings")
+    assert kernel is not None, HINT
+    docs, tfs = np.array([0, 1, 1], np.int32), np.array([1, 2, 3], np.uint16)
+    first, idf = np.array([0, 2], np.int64), np.array([0.5, 1.5], np.float32)
+
+    def fill(order, docs=docs, first=first, n=2):
+        post_doc, post_tf = np.empty(len(order), np.int32), np.empty(len(order), np.uint16)
+        lp, li = np.empty(n, np.float32), np.empty(n, np.float32)
+        kernel.fill_family(np.asarray(order, np.int64), docs, tfs, first, idf, post_doc, post_tf, lp, li)
+        return post_doc, lp, li
+
+    post_doc, lp, li = fill([2, 0, 1])
+    assert post_doc.tolist() == [1, 0, 1] and lp.tolist() == [1.0, 5.0] and li.tolist() == [0.5, 3 * 0.5 + 2 * 1.5]
+    with pytest.raises(ValueError, match="out of range"):
+        fill([2, 0, 3])  # a place past the family's postings
+    with pytest.raises(ValueError, match="out of range"):
+        fill([2, 0, 1], docs=np.array([0, 2, 1], np.int32))  # a formula past n
+    with pytest.raises(ValueError, match="out of range"):
+        fill([2, 0, 1], first=np.array([0, 4], np.int64))  # a token starting past the end
+    with pytest.raises(ValueError, match="posting 0"):
+        fill([2, 0, 1], first=np.array([1, 2], np.int64))
+    with pytest.raises(ValueError, match="lengths"):
+        fill([2, 0])

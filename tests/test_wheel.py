@@ -84,9 +84,11 @@ def test_wheel_installs_indexes_and_serves_the_typeset_page(tmp_path: Path) -> N
         in_sdist = {n.split("/", 1)[1].removeprefix("src/") for n in sdist.getnames() if "/" in n}
     assert set(ASSETS) <= in_sdist, set(ASSETS) - in_sdist
     # the compiled core: built into the wheel, and its sources (the kernel's .pyx too) in the sdist
-    for kernel in ("indexes/formula/_kernel", "indexes/formula/_tokens", "text/_terms", "encoders/_wordpiece"):
+    for kernel in ("indexes/formula/_kernel", "indexes/formula/_tokens", "indexes/formula/_postings", "text/_terms",
+                   "encoders/_wordpiece"):
         assert any(n.startswith(f"mathsearch/{kernel}.") and n.endswith(".so") for n in names), kernel
     assert {"mathsearch/indexes/formula/_kernel.pyx", "mathsearch/indexes/formula/_tokens.pyx",
+            "mathsearch/indexes/formula/_postings.pyx",
             "mathsearch/text/_terms.pyx", "mathsearch/encoders/_wordpiece.pyx", "mathsearch/formula/parser.pxd"} <= in_sdist
 
     venv = tmp_path / "wheelvenv"

@@ -38,7 +38,7 @@ COMPILED = (
 # search's candidate loop, the formula build's token bags, the text analysis' hot loops, a static
 # encoder's word pieces.
 KERNELS = ("mathsearch.indexes.formula._kernel", "mathsearch.indexes.formula._tokens",
-           "mathsearch.text._terms", "mathsearch.encoders._wordpiece")
+           "mathsearch.indexes.formula._postings", "mathsearch.text._terms", "mathsearch.encoders._wordpiece")
 ENV = "MATHSEARCH_PURE_PYTHON"
 
 

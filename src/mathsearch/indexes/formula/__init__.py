@@ -31,7 +31,8 @@ leaf-to-root paths of the OPT (longer context than a pair).
 Modules: :mod:`.layout` (names and constants), :mod:`.tokens` (a formula's hashed tuples),
 :mod:`.build` (the build from the store), :mod:`.scoring` (the scoring's weights and a query's tuples),
 :mod:`.search` (the candidate loop, and the questions systems ask), :mod:`.pruning` (its numpy bounds)
-``_kernel`` (the candidate loop compiled) and ``_tokens`` (the build's token bags compiled).
+``_kernel`` (the candidate loop compiled), ``_tokens`` (the build's token bags compiled) and
+``_postings`` (the build's postings and formula lengths, one loop a family).
 """
 
 from .build import build_formula_index

@@ -39,6 +39,9 @@ Progress = Callable[[str, int, int], None]
 _W: dict[str, object] = {}
 # The token bags compiled (_tokens.pyx), or None: the analyzer's strings below, its reference.
 _tokens = load_kernel("mathsearch.indexes.formula._tokens")
+# A family's postings and formula lengths in one loop (_postings.pyx), or None: the numpy code of
+# _write_postings, its reference.
+_postings = load_kernel("mathsearch.indexes.formula._postings")
 
 
 def _analyze_chunk(latexes: list[str]) -> tuple:
@@ -278,25 +281,31 @@ def _write_postings(out: Path, spill: _Spill, n_groups: int, progress: Progress 
         del hashes
         df = np.diff(np.append(first, len(new)))
         idf = np.log1p(max(n_groups, 1) / np.maximum(df, 1)).astype(np.float32)
-        tok = np.cumsum(new, dtype=np.int32) - 1  # token id of each sorted posting
-        del new
         m = len(order)
-        sorted_docs = docs[order]
-        sorted_tfs = tfs[order]
-        del order, docs, tfs
-        len_plain[fi] = np.bincount(sorted_docs, weights=sorted_tfs, minlength=n_groups)
-        len_idf[fi] = np.bincount(sorted_docs, weights=sorted_tfs * idf[tok], minlength=n_groups)
-        del tok
-        post_doc[offset : offset + m] = sorted_docs
-        post_tf[offset : offset + m] = sorted_tfs
-        del sorted_docs, sorted_tfs
+        if _postings is not None:
+            del new
+            _postings.fill_family(order, docs, tfs, first, idf, post_doc[offset : offset + m],
+                                  post_tf[offset : offset + m], len_plain[fi], len_idf[fi])
+            del order, docs, tfs
+        else:
+            tok = np.cumsum(new, dtype=np.int32) - 1  # token id of each sorted posting
+            del new
+            sorted_docs = docs[order]
+            sorted_tfs = tfs[order]
+            del order, docs, tfs
+            len_plain[fi] = np.bincount(sorted_docs, weights=sorted_tfs, minlength=n_groups)
+            len_idf[fi] = np.bincount(sorted_docs, weights=sorted_tfs * idf[tok], minlength=n_groups)
+            del tok
+            post_doc[offset : offset + m] = sorted_docs
+            post_tf[offset : offset + m] = sorted_tfs
+            del sorted_docs, sorted_tfs
         vocab.append(uniq)
         idfs.append(idf)
         starts.append(first.astype(np.int64) + offset)
         ends.append(first.astype(np.int64) + df + offset)
         offset += m
-    post_doc.flush()
-    post_tf.flush()
+    # No flush: a shared mapping's pages are the file's, in the page cache, as np.save's writes are
+    # (msync made the build wait for the disk, ~10% of this step).
     del post_doc, post_tf
     # One vocabulary sorted by hash for the query's binary search; posting blocks stay where they are.
     tok_hash = np.concatenate(vocab) if vocab else np.zeros(0, np.uint64)
