@@ -55,8 +55,45 @@ CHILD = textwrap.dedent("""
             digest.update(repr(out_job).encode())
             docs += len(out_job)
     result["text"] = {"sha256": digest.hexdigest(), "threads": docs}
+    # the store of the sample collection (the formula TSV's reader is compiled), every row of every table
+    import tempfile
+    from mathsearch.readers.collection import detect_collection
+    from mathsearch.store import build_store
+    with tempfile.TemporaryDirectory() as tmp:
+        counts = build_store(detect_collection(Path(sys.argv[5])), Path(tmp))
+        digest, rows = hashlib.sha256(), 0
+        with Store.open(tmp) as store:
+            for table in ("posts", "comments", "links", "formulas"):
+                for row in store.db.execute(f"SELECT * FROM {table} ORDER BY rowid"):
+                    digest.update(repr(row).encode())
+                    rows += 1
+        counts = {k: v for k, v in counts.as_json().items() if "seconds" not in k}  # all but the clock
+        result["store"] = {"sha256": digest.hexdigest(), "rows": rows, "counts": counts}
+    # a damaged formula TSV: the same rows, skips and reasons
+    from mathsearch.readers.formula_tsv import iter_formula_tsv
+    from mathsearch.records import ReadReport
+    report = ReadReport(source=sys.argv[6])
+    result["tsv"] = {"rows": [repr(r) for r in iter_formula_tsv(sys.argv[6], report)],
+                     "skipped": report.skipped, "problems": report.problems, "n": report.rows}
     out.write_text(json.dumps(result))
 """)
+
+# Lines a formula TSV reader must read, skip or report: a header, quoting, blank and quote-only
+# lines, a wrong column count, a bad number, an unknown type, no id, CRLF, a stray quote.
+DAMAGED_TSV = (
+    "id\tpost_id\tthread_id\ttype\tvisual_id\tformula\n"
+    "1\t10\t10\tquestion\t5\tx^2\n"
+    '2\t10\t10\tanswer\t\t"a ""quoted"" b"\n'
+    "\n"
+    '"\n'
+    "3\t10\t10\tanswer\t6\n"
+    "4\tten\t10\tanswer\t6\ty\n"
+    "5\t11\t10\tfootnote\t7\tz\n"
+    " \t11\t10\tcomment\t7\tz\n"
+    "6\t11\t10\t Title \t8\t\\frac{a}{b}\r\n"
+    '7\t12\t10\tanswer\t9\t"unclosed\n'
+    "x8\t12\t10\tanswer\t9\tw\n"
+)
 
 
 def _run_path(sample_index: Path, work: Path, pure: bool) -> tuple[dict, Path]:
@@ -71,8 +108,11 @@ def _run_path(sample_index: Path, work: Path, pure: bool) -> tuple[dict, Path]:
     if pure:
         env[_compiled.ENV] = "1"
     out = work / "result.json"
+    damaged = work.parent / "damaged.tsv"  # one path for both, as the reports name it
+    damaged.write_text(DAMAGED_TSV, encoding="utf-8", newline="")
     subprocess.run([sys.executable, "-c", CHILD, str(index), str(DATA / "topics" / "task1-2020.xml"),
-                    str(DATA / "topics" / "task2-2020.xml"), str(out)], env=env, check=True, timeout=1800)
+                    str(DATA / "topics" / "task2-2020.xml"), str(out), str(DATA / "collection"), str(damaged)],
+                   env=env, check=True, timeout=1800)
     return json.loads(out.read_text()), index / "formula"
 
 
@@ -110,6 +150,18 @@ def test_the_text_analysis_is_the_same_both_ways(both_paths):
     (pure, _), (compiled, _) = both_paths
     assert pure["text"] == compiled["text"]
     assert pure["text"]["threads"] > 2000  # every thread of the sample, not an empty walk
+
+
+def test_the_store_is_the_same_both_ways(both_paths):
+    (pure, _), (compiled, _) = both_paths
+    assert pure["store"] == compiled["store"]
+    assert pure["store"]["rows"] > 76_968  # the sample's formulae alone are 76,968 rows
+
+
+def test_a_damaged_formula_tsv_reads_the_same_both_ways(both_paths):
+    (pure, _), (compiled, _) = both_paths
+    assert pure["tsv"] == compiled["tsv"]
+    assert pure["tsv"]["n"] == 5 and len(pure["tsv"]["skipped"]) >= 4, pure["tsv"]
 
 
 def test_an_install_without_a_compiler_falls_back_with_one_warning(tmp_path):

@@ -32,6 +32,7 @@ COMPILED = (
     "mathsearch.formula.words",
     "mathsearch.text.analysis",
     "mathsearch.text.dollar_math",
+    "mathsearch.readers.formula_tsv",
 )
 # Compiled-only kernels (.pyx, no .py twin): their callers run their own Python code where the
 # kernel was not built, is stale, or the pure path is asked for (:func:`load_kernel`): the formula

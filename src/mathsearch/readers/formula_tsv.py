@@ -39,6 +39,15 @@ def _opt_int(value: str) -> int | None:
 _KINDS = {k.value: k for k in FormulaKind} | {"body": FormulaKind.QUESTION}
 
 
+def _split_line(line: str) -> list[str]:
+    """The csv row of one physical line (its line end already cut); raises ``csv.Error``."""
+    if '"' not in line:  # csv would split it the same, slower
+        return line.split("\t") if line else []
+    row = next(csv.reader([line], delimiter="\t"), [])
+    # A line of quotes alone ('"') is no blank line: kept whole, it is reported, not skipped.
+    return row if row not in ([], [""]) or not line.strip() else [line]
+
+
 class _LineRows:
     """csv rows one physical line at a time (``line_num`` as csv.reader's).  The ARQMath TSVs hold
     one row a line; read as one csv stream, a stray quote at the start of a damaged field would
@@ -54,12 +63,7 @@ class _LineRows:
     def __next__(self) -> list[str]:
         line = next(self._lines)
         self.line_num += 1
-        line = line.rstrip("\r\n")
-        if '"' not in line:  # csv would split it the same, slower
-            return line.split("\t") if line else []
-        row = next(csv.reader([line], delimiter="\t"), [])
-        # A line of quotes alone ('"') is no blank line: kept whole, it is reported, not skipped.
-        return row if row not in ([], [""]) or not line.strip() else [line]
+        return _split_line(line.rstrip("\r\n"))
 
 
 def _rows(reader: Any, path: Path, report: ReadReport, malformed: str) -> Iterator[list[str]]:
@@ -79,43 +83,65 @@ def _rows(reader: Any, path: Path, report: ReadReport, malformed: str) -> Iterat
 
 def iter_formula_tsv(path: str | Path, report: ReadReport | None = None) -> Iterator[FormulaRecord]:
     """Formula instances of a collection formula TSV (LaTeX, SLT or OPT file)."""
+    for fields in iter_formula_fields(path, report):
+        yield FormulaRecord(*fields)
+
+
+def iter_formula_fields(path: str | Path, report: ReadReport | None = None) -> Iterator[tuple]:
+    """:func:`iter_formula_tsv`'s records as plain tuples of their fields, in
+    :class:`~mathsearch.records.FormulaRecord`'s order (``formula_id, post_id, thread_id, kind,
+    formula, visual_id, comment_id, old_visual_id, issue, line``): the store reads every row of the
+    collection's TSV (28M at full size), where making a record and reading it back cost more than
+    the row's own parsing.  The same rows are read, skipped and reported."""
     path = Path(path)
     report = report if report is not None else ReadReport(source=str(path))
     with _open_tsv(path) as fh:
-        reader = _LineRows(fh)
         nine: bool | None = None
-        for row in _rows(reader, path, report, "malformed TSV line"):
+        line_num = 0
+        kinds = _KINDS
+        for line in fh:  # one loop, not a reader object and a generator a row (a third of the read)
+            line_num += 1
+            line = line.rstrip("\r\n")
+            if '"' in line:
+                try:
+                    row = _split_line(line)
+                except csv.Error as exc:
+                    report.skip("malformed TSV line", f"{path}:{line_num} ({exc})")
+                    continue
+            elif line:
+                row = line.split("\t")
+            else:
+                continue
+            if not row or row == [""]:
+                continue
             if nine is None:
                 nine = len(row) == 9
                 if row[0].strip().lower() == "id" and len(row) > 3 and row[1].strip().lower() == "post_id":
                     continue  # header
             width = 9 if nine else 6
             if len(row) != width:
-                report.skip(f"formula line with {len(row)} columns (expected {width})", f"{path}:{reader.line_num}")
+                report.skip(f"formula line with {len(row)} columns (expected {width})", f"{path}:{line_num}")
                 continue
-            kind = _KINDS.get(row[3]) or _KINDS.get(row[3].strip().lower())
+            kind = kinds.get(row[3]) or kinds.get(row[3].strip().lower())
             if kind is None:
-                report.skip("formula line with an unknown type", f"{path}:{reader.line_num} ({row[3]!r})")
+                report.skip("formula line with an unknown type", f"{path}:{line_num} ({row[3]!r})")
                 continue
+            formula_id = row[0].strip()
             try:
                 if nine:
-                    rec = FormulaRecord(
-                        row[0].strip(), int(row[1]), int(row[2]), kind, row[8], row[6].strip() or None,
-                        _opt_int(row[4]), row[5].strip() or None, row[7].strip() or None, reader.line_num,
-                    )
+                    fields = (formula_id, int(row[1]), int(row[2]), kind, row[8], row[6].strip() or None,
+                              _opt_int(row[4]), row[5].strip() or None, row[7].strip() or None, line_num)
                 else:
-                    rec = FormulaRecord(
-                        row[0].strip(), int(row[1]), int(row[2]), kind, row[5], row[4].strip() or None,
-                        line=reader.line_num,
-                    )
+                    fields = (formula_id, int(row[1]), int(row[2]), kind, row[5], row[4].strip() or None,
+                              None, None, None, line_num)
             except ValueError as exc:
-                report.skip("formula line with a bad field", f"{path}:{reader.line_num} ({exc})")
+                report.skip("formula line with a bad field", f"{path}:{line_num} ({exc})")
                 continue
-            if not rec.formula_id:
-                report.skip("formula line without id", f"{path}:{reader.line_num}")
+            if not formula_id:
+                report.skip("formula line without id", f"{path}:{line_num}")
                 continue
             report.rows += 1
-            yield rec
+            yield fields
 
 
 def read_topic_formulas(path: str | Path, report: ReadReport | None = None) -> list[TopicFormula]:
