@@ -101,16 +101,10 @@ def iter_formula_fields(path: str | Path, report: ReadReport | None = None) -> I
         kinds = _KINDS
         for line in fh:  # one loop, not a reader object and a generator a row (a third of the read)
             line_num += 1
-            line = line.rstrip("\r\n")
-            if '"' in line:
-                try:
-                    row = _split_line(line)
-                except csv.Error as exc:
-                    report.skip("malformed TSV line", f"{path}:{line_num} ({exc})")
-                    continue
-            elif line:
-                row = line.split("\t")
-            else:
+            try:
+                row = _split_line(line.rstrip("\r\n"))
+            except csv.Error as exc:
+                report.skip("malformed TSV line", f"{path}:{line_num} ({exc})")
                 continue
             if not row or row == [""]:
                 continue

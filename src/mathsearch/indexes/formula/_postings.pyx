@@ -7,7 +7,8 @@ built and the pure path was not asked for; its reference is the numpy code there
 postings are ordered by token (``group_by_hash``), that code gathers the postings' formulae and tfs
 in that order, numbers each posting's token by a cumulative sum, and adds the formula lengths by
 two weighted bincounts: six passes over hundreds of millions of postings at full size, with a
-temporary array for each.  Here one loop does all of it, writing straight into the index's arrays.
+temporary array for each.  Here two loops do it (the gather, then the sums token by token), writing
+straight into the index's arrays.
 The sums are taken as the bincounts take them (in double, in posting order, each idf weight the
 float32 product ``tf * idf`` as numpy's promotion makes it) and rounded to float32 as numpy's
 assignment rounds them, so the arrays are byte-identical (tests/test_compiled.py builds the
@@ -33,7 +34,8 @@ def fill_family(const int64_t[::1] order, const int32_t[::1] docs, const uint16_
     cdef uint16_t tf
     cdef float w = 0
     cdef bint bad = False
-    if docs.shape[0] != m or tfs.shape[0] != m or post_doc.shape[0] != m or post_tf.shape[0] != m or len_idf.shape[0] != n or idf.shape[0] != n_tok:
+    if (docs.shape[0] != m or tfs.shape[0] != m or post_doc.shape[0] != m or post_tf.shape[0] != m
+            or len_idf.shape[0] != n or idf.shape[0] != n_tok):
         raise ValueError("fill_family: the arrays' lengths do not agree")
     if m and (n_tok == 0 or first[0] != 0):
         raise ValueError("fill_family: the first token must start at posting 0")
