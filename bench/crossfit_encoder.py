@@ -43,10 +43,11 @@ def fold_of(thread_id: int, folds: int) -> int:
     return (thread_id * 2654435761 % 2**32) % folds  # Knuth's multiplicative hash: ids are not random
 
 
-def crossfit(index: Path, work: Path, config: TrainConfig, folds: int, passages=None) -> Path:
+def crossfit(index: Path, work: Path, config: TrainConfig, folds: int, passages=None, teacher: Path | None = None) -> Path:
     """``work/index``: the sample's index whose post vectors are each made by the student of the
     other folds (trained with ``config``); each student and the index are kept and reused when
-    there.  ``passages``: :func:`post_passages` of ``index``'s store, when already read."""
+    there.  ``passages``: :func:`post_passages` of ``index``'s store, when already read;
+    ``teacher``: the folder whose MiniLM vectors teach (default ``index``'s own)."""
     if passages is None:
         with Store.open(index) as store:
             passages = post_passages(store)
@@ -59,7 +60,7 @@ def crossfit(index: Path, work: Path, config: TrainConfig, folds: int, passages=
         if not (out / "encoder.json").is_file():
             seen = {p for p, t in thread.items() if fold_of(t, folds) != f}
             with Store.open(index) as store:
-                info = train(store, out, f"crossfit-{f}", config, teacher_index=index, teacher_posts=seen,
+                info = train(store, out, f"crossfit-{f}", config, teacher_index=teacher or index, teacher_posts=seen,
                              source=str(index), text_index=index)
             print(f"student {f}: {info['trained_on']['teacher_posts']} teacher posts, "
                   f"{info['training']['seconds']} s", file=sys.stderr)

@@ -20,7 +20,9 @@ decisions are printed: the packaged recipe against distillation alone (``s0-dist
 contrastive term kept), and the packaged recipe against one addition each (links, hard negatives,
 word-piece pairs: ``bench/candidates/student/``).  Every student,
 index and per-topic score is kept under ``--work`` (one folder per recipe and seed, named by the
-recipe's digest; nothing else under it is touched), so a stopped run resumes and a second run only prints.  MINILM_INDEX: the sample
+recipe's digest, and ``teacher-N`` for a recipe whose teacher reads N < 256 word pieces a post: the
+index's posts embedded again at N; nothing else under it is touched), so a stopped run resumes and a
+second run only prints.  MINILM_INDEX: the sample
 built with ``--dense minilm`` (the teacher's vectors are read from it).  2022's judgements are never read.
 """
 
@@ -37,10 +39,12 @@ from pathlib import Path
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from mathsearch.building.train import TrainConfig, checked  # noqa: E402
+import numpy as np  # noqa: E402
+
+from mathsearch.building.train import TEACHER_MAX_TOKENS, TrainConfig, checked, teacher_encoder  # noqa: E402
 from mathsearch.errors import InputError  # noqa: E402
 from mathsearch.evaluation import selection  # noqa: E402
-from mathsearch.indexes.dense import post_passages  # noqa: E402
+from mathsearch.indexes.dense import DenseIndex, post_passages  # noqa: E402
 from mathsearch.store import Store  # noqa: E402
 from mathsearch.systems.ours import load_config, packaged_config_for  # noqa: E402
 
@@ -99,15 +103,44 @@ def config_of(fields: dict, seed: int) -> TrainConfig:
 
 
 def digest(config: TrainConfig, folds: int) -> str:
-    """The recipe and fold count a work folder holds (its defaults spelt out: a changed default is a new folder)."""
-    text = json.dumps({"config": dataclasses.asdict(config) | {"threads": None}, "folds": folds}, sort_keys=True)
+    """The recipe and fold count a work folder holds (its defaults spelt out: a changed default is a
+    new folder; ``teacher_tokens`` left out at 256, as every recipe read before it was a field)."""
+    fields = dataclasses.asdict(config) | {"threads": None}
+    if fields["teacher_tokens"] == TEACHER_MAX_TOKENS:
+        del fields["teacher_tokens"]
+    text = json.dumps({"config": fields, "folds": folds}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def teacher_for(index: Path, root: Path, tokens: int, passages) -> Path:
+    """The folder whose MiniLM vectors teach a recipe whose teacher reads ``tokens`` word pieces a
+    post: ``index`` itself at 256 (MiniLM's own), else ``root/teacher-N``, every post of ``index``
+    embedded again at N (made once, its manifest written last; ~10 min at 128 on this machine)."""
+    if tokens == TEACHER_MAX_TOKENS:
+        return index
+    folder = root / f"teacher-{tokens}"
+    dense = folder / "dense"
+    if (dense / "manifest.json").is_file():
+        return folder
+    q_ids, q_texts, a_ids, a_texts, _ = passages
+    text_of = dict(zip(q_ids, q_texts, strict=True)) | dict(zip(a_ids, a_texts, strict=True))
+    source = DenseIndex.open(index)
+    model = teacher_encoder(tokens)
+    dense.mkdir(parents=True, exist_ok=True)
+    print(f"the teacher at {tokens} word pieces: embedding {len(text_of):,} posts into {folder}", file=sys.stderr, flush=True)
+    for part, key, ids in (("questions", "question_ids", source.question_ids), ("answers", "answer_ids", source.answer_ids)):
+        vectors = model.encode([text_of[int(p)] for p in ids])
+        np.save(dense / f"{part}.npy", vectors.astype(source.answers.dtype))  # the index's own precision
+        np.save(dense / f"{key}.npy", np.asarray(ids, dtype=np.int64))
+    (dense / "manifest.json").write_text(json.dumps({"encoder": model.info(), "source": str(index)}, indent=1) + "\n")
+    return folder
 
 
 def scores_of(index: Path, work: Path, config: TrainConfig, folds: int, passages) -> dict[str, dict]:
     """Per-topic ``{measure: {(year, topic): value}}`` of the packaged static ``ours`` on the
     cross-fitted index (kept in ``work/scores``, :class:`tune_ours.Bench`'s cache)."""
-    built = crossfit(index, work, config, folds, passages)
+    teacher = teacher_for(index, work.parent, config.teacher_tokens, passages)
+    built = crossfit(index, work, config, folds, passages, teacher=teacher)
     return Bench(built, judged_sets(), cache=work / "scores").scores(load_config("", packaged_config_for(built)))
 
 

@@ -51,6 +51,7 @@ def test_the_default_config_is_the_measured_recipe():
     recipe = TrainConfig()
     assert (recipe.contrastive, recipe.epochs, recipe.anchor, recipe.seed) == (0.3, 15, "mixed", 13)
     assert recipe.teacher_budget == 20_000 and recipe.links == 0 and recipe.hard_negatives == 0 and recipe.bigrams == 0
+    assert recipe.teacher_tokens == 256  # all MiniLM reads: 128 and 192 lost (docs/log/dense-encoders.md)
 
 
 def test_train_encoder_without_options_trains_the_recipe(tiny_index, small_base, tmp_path):

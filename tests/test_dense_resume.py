@@ -441,6 +441,45 @@ def test_the_store_gives_its_idle_core_work_once_the_posts_are_written(tmp_path)
         assert store.post_count() == 6_164 and store.counts()["formulas"] == counts.formulas > 70_000
 
 
+def test_a_teacher_of_fewer_word_pieces_keeps_its_own_chunks_and_must_match_the_recipe(sample_index, tmp_path):
+    """``teacher_tokens``: the teacher's vectors are MiniLM's at N word pieces, its resume chunks are
+    named for N (a build resumed at another length embeds afresh, never mixes the two), and train()
+    refuses a teacher index made at another length than its recipe's, before any training."""
+    from mathsearch.building import dense_plan
+    from mathsearch.building.train import TrainConfig, posts_of, train
+    from mathsearch.errors import InputError
+    from mathsearch.store import Store
+
+    resume = tmp_path / "resume"
+    with Store.open(sample_index) as store:
+        short = dense_plan.embed_teacher(store, resume / "short", resume, 24, 13, "cpu", tokens=16)
+        whole = dense_plan.embed_teacher(store, resume / "whole", resume, 24, 13, "cpu")
+        again = dense_plan.embed_teacher(store, resume / "again", resume, 24, 13, "cpu", tokens=16)
+        ids, texts, _ = posts_of(store)
+    assert short["teacher_encoded_posts"] == whole["teacher_encoded_posts"] == 24  # nothing of the other length read back
+    assert again["teacher_resumed_posts"] == 24 and again["teacher_encoded_posts"] == 0
+    assert json.loads((resume / "short" / "dense" / "manifest.json").read_text())["encoder"]["config"] == {"max_tokens": 16}
+    assert "config" not in json.loads((resume / "whole" / "dense" / "manifest.json").read_text())["encoder"]
+    text_of = dict(zip(ids, texts, strict=True))
+    sixteen = MiniLMEncoder(max_tokens=16)
+    for part, key in (("questions", "question_ids"), ("answers", "answer_ids")):
+        chosen = np.load(resume / "short" / "dense" / f"{key}.npy")
+        assert np.array_equal(chosen, np.load(resume / "whole" / "dense" / f"{key}.npy"))  # the same posts
+        got = np.load(resume / "short" / "dense" / f"{part}.npy").astype(np.float32)
+        full = np.load(resume / "whole" / "dense" / f"{part}.npy").astype(np.float32)
+        assert np.allclose(got, sixteen.encode([text_of[int(p)] for p in chosen]), atol=2e-3), part
+        assert float((got * full).sum(axis=1).mean()) < 0.98, part  # the length did reach the model
+    with Store.open(sample_index) as store:
+        for recipe, teacher, words in ((TrainConfig(epochs=1, base="random"), "short", "read 16 word pieces a post, the recipe's teacher 256"),
+                                       (TrainConfig(epochs=1, base="random", teacher_tokens=16), "whole", "read 256 word pieces a post, the recipe's teacher 16")):
+            with pytest.raises(InputError, match=words):
+                train(store, tmp_path / "refused", "s", recipe, teacher_index=resume / teacher)
+        assert not (tmp_path / "refused").exists()
+        info = train(store, tmp_path / "student", "s", TrainConfig(epochs=1, base="random", teacher_tokens=16),
+                     teacher_index=resume / "short")
+    assert info["config"]["teacher_tokens"] == 16 and info["trained_on"]["teacher_posts"] == 24
+
+
 def test_the_teachers_head_start_is_read_back_by_the_dense_step(sample_index, tmp_path, monkeypatch):
     """The teacher's chunks made while the store was written (one thread, stopped when the store
     is done) are the dense step's first ones: read back, not embedded again, the same vectors."""

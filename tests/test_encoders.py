@@ -159,7 +159,9 @@ def test_train_command_refuses_a_place_that_is_not_for_an_encoder(tiny, tmp_path
     for extra, words in ((["--hard-negatives", "2", "--contrastive", "0"], "give it a weight with --contrastive"),
                          (["--hard-negatives", "2", "--contrastive", "0.3", "--index", str(tmp_path)], "has no text index"),
                          (["--links", "-1"], "must be at least 0"),
-                         (["--bigrams", "-5"], "--bigrams must be at least 0")):
+                         (["--bigrams", "-5"], "--bigrams must be at least 0"),
+                         (["--teacher-tokens", "0"], "--teacher-tokens must be 1 to 256"),
+                         (["--teacher-tokens", "300"], "--teacher-tokens must be 1 to 256")):
         result = CliRunner().invoke(app, ["train-encoder", "--index", str(index), "--name", "x", "--out",
                                           str(tmp_path / "enc"), *extra])
         assert result.exit_code == 2 and words in result.output, result.output

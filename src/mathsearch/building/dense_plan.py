@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..indexes.dense_chunks import ChunkedEmbedding, mark, say
+from .train import TEACHER_MAX_TOKENS
 
 PLANS = ("auto", "minilm", "student")
 DEFAULT_BUDGET_MINUTES = 60.0
@@ -225,15 +226,15 @@ class PacedEncoder:
 
 def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed: int, device: str,
                   progress=None, building: Path | None = None, beside: tuple[str, ...] = (),
-                  stop=None) -> dict[str, Any]:
-    """MiniLM's vectors of the teacher's posts, written as a dense index under ``folder`` (what
-    ``train(teacher_index=...)`` reads), chunk by chunk into ``resume``.  ``beside``: the steps of
+                  stop=None, tokens: int = TEACHER_MAX_TOKENS) -> dict[str, Any]:
+    """MiniLM's vectors of the teacher's posts (each post's first ``tokens`` word pieces), written as
+    a dense index under ``folder`` (what ``train(teacher_index=...)`` reads), chunk by chunk into
+    ``resume`` (chunks of another length are never mixed in: their name says it).  ``beside``: the steps of
     ``building`` that run at the same time (MiniLM keeps to one thread until they are done).
     ``stop()`` (the head start's): asked before each chunk, on one thread; once true, nothing more
     is embedded and no index is written (``teacher_stopped``), the chunks made stay in ``resume``."""
-    from ..encoders.builtin import MiniLMEncoder
     from ..indexes.dense import DENSE_DIR
-    from .train import posts_of
+    from .train import posts_of, teacher_encoder
 
     ids, texts, parent = posts_of(store)
     chosen = teacher_positions(len(ids), positions_budget, seed)
@@ -242,13 +243,15 @@ def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed
     # formula step, and every passage would hold gigabytes of it
     chosen_posts = {k: (ids[k], texts[k]) for k in chosen.tolist()}
     del ids, texts, parent
-    model = PacedEncoder(MiniLMEncoder(device=device), building, beside, one_thread=stop is not None)
+    model = PacedEncoder(teacher_encoder(tokens, device), building, beside, one_thread=stop is not None)
+    # 256 word pieces keeps the name that chunks had before the length was a setting
+    stem = "teacher-minilm-v1" if tokens == TEACHER_MAX_TOKENS else f"teacher-minilm{tokens}-v1"
     counts = {"resumed": 0, "encoded": 0}
     made = []
     try:
         for part, key, mine in (("questions", "question_ids", chosen[chosen < n_questions]),
                                 ("answers", "answer_ids", chosen[chosen >= n_questions])):
-            chunks = ChunkedEmbedding(resume, "teacher-minilm-v1", part, TEACHER_CHUNK)
+            chunks = ChunkedEmbedding(resume, stem, part, TEACHER_CHUNK)
             got, vectors = chunks.embed(model, (chosen_posts[k] for k in mine.tolist()), len(mine), f"teacher {part}",
                                         progress, stop)
             counts["resumed"] += chunks.resumed
@@ -264,8 +267,10 @@ def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed
     for part, key, got, vectors in made:
         np.save(root / f"{part}.npy", vectors)
         np.save(root / f"{key}.npy", np.asarray(got, dtype=np.int64))
-    (root / "manifest.json").write_text(json.dumps({"encoder": {"name": "minilm", "kind": "minilm", "version": 1},
-                                                    "teacher_posts": len(chosen)}))
+    encoder = {"name": "minilm", "kind": "minilm", "version": 1}
+    if tokens != TEACHER_MAX_TOKENS:  # what train() checks against the recipe's teacher_tokens
+        encoder["config"] = {"max_tokens": tokens}
+    (root / "manifest.json").write_text(json.dumps({"encoder": encoder, "teacher_posts": len(chosen)}))
     return {"teacher_posts": len(chosen), "teacher_resumed_posts": counts["resumed"],
             "teacher_encoded_posts": counts["encoded"], "teacher_device": model.device,
             "teacher_one_thread_posts": model.one_thread_posts, "dense_beside": list(beside)}
@@ -298,7 +303,7 @@ def teacher_head_start(posts_dir: Path, waiting, *, asked: str, budget_minutes: 
                 mark(resume)
                 config = TrainConfig(teacher_budget=max(1, min(posts, TEACHER_POSTS)))
                 done = embed_teacher(store, resume / "teacher", resume, config.teacher_budget, config.seed, device,
-                                     stop=lambda: not waiting())
+                                     stop=lambda: not waiting(), tokens=config.teacher_tokens)
         finally:
             torch.set_num_threads(threads)
     except Exception as exc:  # noqa: BLE001 - a head start only: the dense step does the work anyway
@@ -355,7 +360,7 @@ def _student(store, building: Path, progress, plan: DensePlan, resume: Path, bes
     config = TrainConfig(teacher_budget=max(1, plan.teacher_posts))
     started = time.perf_counter()
     teacher = embed_teacher(store, resume / "teacher", resume, config.teacher_budget, config.seed, plan.device, progress,
-                            building, beside)
+                            building, beside, tokens=config.teacher_tokens)
     teacher_seconds = time.perf_counter() - started
     student = resume / "student"
     started = time.perf_counter()

@@ -39,6 +39,7 @@ from ..errors import InputError
 
 LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 VERSION = 1
+TEACHER_MAX_TOKENS = 256  # MiniLM's own limit: its word pieces past it are never read
 # the question side of the contrastive term: the student's own bag, MiniLM's vector (as topics are
 # encoded at query time; only questions the teacher embedded), or MiniLM's where it has one, else the student's
 ANCHORS = ("student", "teacher", "mixed")
@@ -55,6 +56,9 @@ class TrainConfig:
     latex_vocab: int = 1000  # most frequent LaTeX commands added as whole tokens (0: none)
     min_latex_count: int = 3
     teacher_budget: int = 20_000  # posts the teacher embeds when no MiniLM index is given
+    # word pieces of each post the teacher reads when it embeds (MiniLM's own limit, 256; topics are
+    # always encoded whole): fewer is faster, ~2.1x at 128 (docs/log/dense-encoders.md)
+    teacher_tokens: int = 256
     contrastive: float = 0.3  # weight of the question -> answer InfoNCE term
     # the question side of that term (ANCHORS): "student" (both sides encoded by the student), "teacher"
     # (the question's MiniLM vector, as a topic is encoded at query time; pairs limited to questions
@@ -194,14 +198,28 @@ def extend_vocabulary(tokenizer, table: np.ndarray, words: list[str]) -> np.ndar
     return rows
 
 
+def teacher_tokens_of(encoder_info: dict) -> int:
+    """Word pieces a post that MiniLM's vectors described by ``encoder_info`` (a dense manifest's) read."""
+    return int((encoder_info.get("config") or {}).get("max_tokens") or TEACHER_MAX_TOKENS)
+
+
+def teacher_encoder(tokens: int = TEACHER_MAX_TOKENS, device: str = "cpu"):
+    """MiniLM as the teacher: reading each post's first ``tokens`` word pieces (all it can at 256)."""
+    from ..encoders.builtin import MiniLMEncoder
+
+    return MiniLMEncoder(device=device, max_tokens=None if tokens == TEACHER_MAX_TOKENS else tokens)
+
+
 def teacher_vectors(ids: list[int], texts: list[str], teacher_index: Path | None, budget: int,
                     rng: np.random.Generator, progress: Progress | None,
-                    allowed: set[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``(positions into ids, MiniLM vectors)``: from a MiniLM dense index, else embedded now;
-    only posts in ``allowed`` when given (cross-fitting: a student that never saw a post's teacher vector)."""
+                    allowed: set[int] | None = None, tokens: int = TEACHER_MAX_TOKENS) -> tuple[np.ndarray, np.ndarray]:
+    """``(positions into ids, MiniLM vectors)``: from a MiniLM dense index, else embedded now
+    (``tokens`` word pieces a post); only posts in ``allowed`` when given (cross-fitting: a student
+    that never saw a post's teacher vector)."""
     if allowed is not None:
         keep = [k for k, p in enumerate(ids) if p in allowed]
-        pos, vecs = teacher_vectors([ids[k] for k in keep], [texts[k] for k in keep], teacher_index, budget, rng, progress)
+        pos, vecs = teacher_vectors([ids[k] for k in keep], [texts[k] for k in keep], teacher_index, budget, rng,
+                                    progress, tokens=tokens)
         return np.asarray([keep[k] for k in pos], dtype=np.int64), vecs
     if teacher_index is not None:
         from ..indexes.dense import DenseIndex
@@ -209,6 +227,10 @@ def teacher_vectors(ids: list[int], texts: list[str], teacher_index: Path | None
         dense = DenseIndex.open(teacher_index)
         if dense.encoder_name != "minilm":
             raise InputError(f"{teacher_index} holds vectors of encoder {dense.encoder_name!r}: the teacher must be minilm.")
+        read = teacher_tokens_of(dense.encoder_info)
+        if read != tokens:
+            raise InputError(f"{teacher_index}: its MiniLM vectors read {read} word pieces a post, the recipe's teacher "
+                             f"{tokens} (--teacher-tokens): give a teacher index made at {tokens}, or none (nothing was changed).")
         by_id = {int(p): ("q", i) for i, p in enumerate(dense.question_ids)}
         by_id.update({int(p): ("a", i) for i, p in enumerate(dense.answer_ids)})
         pos = [k for k, p in enumerate(ids) if p in by_id]
@@ -218,10 +240,8 @@ def teacher_vectors(ids: list[int], texts: list[str], teacher_index: Path | None
             (dense.questions if by_id[ids[k]][0] == "q" else dense.answers)[by_id[ids[k]][1]] for k in pos
         ]).astype(np.float32)
         return np.asarray(pos, dtype=np.int64), vecs
-    from ..encoders.builtin import MiniLMEncoder
-
     pos = np.sort(rng.permutation(len(ids))[: min(budget, len(ids))])
-    vecs = MiniLMEncoder().encode([texts[k] for k in pos], progress, "teacher")
+    vecs = teacher_encoder(tokens).encode([texts[k] for k in pos], progress, "teacher")
     return pos, vecs
 
 
@@ -232,6 +252,9 @@ def checked(config: TrainConfig, text_index: str | Path | None = None):
         raise InputError(f"unknown contrastive anchor {config.anchor!r}: {', '.join(ANCHORS)}.")
     if config.epochs < 1 or config.teacher_budget < 1:
         raise InputError("--epochs and --teacher-budget must be at least 1.")
+    if not 1 <= config.teacher_tokens <= TEACHER_MAX_TOKENS:
+        raise InputError(f"--teacher-tokens must be 1 to {TEACHER_MAX_TOKENS} (MiniLM's word pieces), "
+                         f"not {config.teacher_tokens} (nothing was changed).")
     if config.bigrams < 0:
         raise InputError(f"--bigrams must be at least 0 (a count of hashed buckets), not {config.bigrams} (nothing was changed).")
     if config.links < 0 or config.hard_negatives < 0 or config.negative_depth < 1:
@@ -270,7 +293,7 @@ def train(store, out: str | Path, name: str, config: TrainConfig | None = None, 
     if len(ids) < 10:
         raise InputError(f"the collection holds {len(ids)} posts: too few to train an encoder on.")
     pos, target = teacher_vectors(ids, texts, Path(teacher_index) if teacher_index else None,
-                                  config.teacher_budget, rng, progress, teacher_posts)
+                                  config.teacher_budget, rng, progress, teacher_posts, config.teacher_tokens)
     from tokenizers import Tokenizer
 
     if config.base == "static-minilm":

@@ -21,6 +21,7 @@ def train_encoder(
     seed: int = typer.Option(_RECIPE.seed, "--seed"),
     epochs: int = typer.Option(_RECIPE.epochs, "--epochs"),
     teacher_budget: int = typer.Option(_RECIPE.teacher_budget, "--teacher-budget", help="Posts the teacher embeds when no --teacher-index (12-22/s on 2 cores)."),
+    teacher_tokens: int = typer.Option(_RECIPE.teacher_tokens, "--teacher-tokens", help="Word pieces of each post the teacher reads when it embeds (1-256; a --teacher-index must have been made at the same)."),
     latex_vocab: int = typer.Option(_RECIPE.latex_vocab, "--latex-vocab", help="LaTeX commands added as whole tokens."),
     contrastive: float = typer.Option(_RECIPE.contrastive, "--contrastive", help="Weight of the question -> answer contrastive term."),
     anchor: str = typer.Option(_RECIPE.anchor, "--anchor", help="Question side of that term: student, teacher (MiniLM's vector, as topics are encoded; only questions it embedded) or mixed (MiniLM's where it has one)."),
@@ -45,7 +46,8 @@ def train_encoder(
     if teacher_index is not None and not DenseIndex.exists(teacher_index):
         raise InputError(f"--teacher-index {teacher_index} holds no dense vectors: build it with "
                          "`mathsearch index --dense --encoder minilm` (nothing was changed).")
-    config = TrainConfig(seed=seed, epochs=epochs, teacher_budget=teacher_budget, latex_vocab=latex_vocab,
+    config = TrainConfig(seed=seed, epochs=epochs, teacher_budget=teacher_budget, teacher_tokens=teacher_tokens,
+                         latex_vocab=latex_vocab,
                          contrastive=contrastive, anchor=anchor, links=links, hard_negatives=hard_negatives,
                          negative_depth=negative_depth, bigrams=bigrams)
     checked(config, index_dir)  # before the store is read: an option that cannot train says so first
