@@ -115,7 +115,7 @@ def digest(config: TrainConfig, folds: int) -> str:
 def teacher_for(index: Path, root: Path, tokens: int, passages) -> Path:
     """The folder whose MiniLM vectors teach a recipe whose teacher reads ``tokens`` word pieces a
     post: ``index`` itself at 256 (MiniLM's own), else ``root/teacher-N``, every post of ``index``
-    embedded again at N (made once, its manifest written last; ~10 min at 128 on this machine)."""
+    embedded again at N (made once, its manifest written last; 6-9 min on this machine)."""
     if tokens == TEACHER_MAX_TOKENS:
         return index
     folder = root / f"teacher-{tokens}"

@@ -56,9 +56,10 @@ class TrainConfig:
     latex_vocab: int = 1000  # most frequent LaTeX commands added as whole tokens (0: none)
     min_latex_count: int = 3
     teacher_budget: int = 20_000  # posts the teacher embeds when no MiniLM index is given
-    # word pieces of each post the teacher reads when it embeds (MiniLM's own limit, 256; topics are
-    # always encoded whole): fewer is faster, ~2.1x at 128 (docs/log/dense-encoders.md)
-    teacher_tokens: int = 256
+    # word pieces of each post the teacher reads when it embeds (topics are always encoded whole):
+    # fewer is faster (2.14x at 128, 1.38x at 192) but its students ranked worse on the pooled topics
+    # (128: -0.015 nDCG@10 out of fold; 192: a tie, behind in sample; docs/log/dense-encoders.md)
+    teacher_tokens: int = TEACHER_MAX_TOKENS
     contrastive: float = 0.3  # weight of the question -> answer InfoNCE term
     # the question side of that term (ANCHORS): "student" (both sides encoded by the student), "teacher"
     # (the question's MiniLM vector, as a topic is encoded at query time; pairs limited to questions
