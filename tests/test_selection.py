@@ -184,3 +184,49 @@ def test_the_student_recipes_work_folders_and_seed_means():
             {"nDCG@10": {("2020", "A.1"): 0.7, ("2021", "A.301"): 0.4}}]
     assert ts.mean_over_seeds(runs) == {"nDCG@10": {("2020", "A.1"): pytest.approx(0.6),
                                                     ("2021", "A.301"): pytest.approx(0.3)}}
+
+
+def test_a_shorter_teachers_vectors_are_the_minilm_indexs_posts_embedded_again_once(tmp_path):
+    """tune_student's candidate with ``teacher_tokens`` N < 256: the MiniLM index's own posts, in its
+    order and precision, embedded again at N into ``WORK/teacher-N`` once, which a student of that
+    recipe reads; at 256 the index itself teaches, and its work folder is the one of before the field."""
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+    from test_search_golden import make_dump
+
+    from mathsearch.building import build_index
+    from mathsearch.building.train import TrainConfig, train
+    from mathsearch.encoders.builtin import MiniLMEncoder
+    from mathsearch.indexes.dense import post_passages
+    from mathsearch.store import Store
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import tune_student as ts
+
+    index, work = tmp_path / "index", tmp_path / "work"
+    build_index(make_dump(tmp_path / "dump"), index, optional=("dense",), encoder="minilm")
+    with Store.open(index) as store:
+        passages = post_passages(store)
+    assert ts.teacher_for(index, work, 256, passages) == index and not work.exists()
+    folder = ts.teacher_for(index, work, 16, passages)
+    assert folder == work / "teacher-16"
+    q_ids, q_texts, a_ids, a_texts, _ = passages
+    text_of = dict(zip(q_ids + a_ids, q_texts + a_texts, strict=True))
+    sixteen = MiniLMEncoder(max_tokens=16)
+    for part, key in (("questions", "question_ids"), ("answers", "answer_ids")):
+        ids = np.load(index / "dense" / f"{key}.npy")
+        assert np.array_equal(np.load(folder / "dense" / f"{key}.npy"), ids)
+        got, own = np.load(folder / "dense" / f"{part}.npy"), np.load(index / "dense" / f"{part}.npy")
+        assert got.dtype == own.dtype and got.shape == own.shape
+        assert np.allclose(got.astype(np.float32), sixteen.encode([text_of[int(p)] for p in ids]), atol=2e-3), part
+    made = (folder / "dense" / "answers.npy").stat().st_mtime_ns
+    assert ts.teacher_for(index, work, 16, passages) == folder
+    assert (folder / "dense" / "answers.npy").stat().st_mtime_ns == made  # made once
+    with Store.open(index) as store:
+        info = train(store, tmp_path / "student", "s", TrainConfig(epochs=1, base="random", teacher_tokens=16),
+                     teacher_index=folder)
+    assert info["config"]["teacher_tokens"] == 16 and info["trained_on"]["teacher_posts"] > 0
+    assert ts.digest(ts.config_of({"teacher_tokens": 256}, 13), 2) == ts.digest(ts.config_of({}, 13), 2)
+    assert ts.digest(ts.config_of({"teacher_tokens": 16}, 13), 2) != ts.digest(ts.config_of({}, 13), 2)
