@@ -39,12 +39,11 @@ from pathlib import Path
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import numpy as np  # noqa: E402
-
-from mathsearch.building.train import TEACHER_MAX_TOKENS, TrainConfig, checked, teacher_encoder  # noqa: E402
+from mathsearch.building.dense_plan import embed_teacher  # noqa: E402
+from mathsearch.building.train import TEACHER_MAX_TOKENS, TrainConfig, checked  # noqa: E402
 from mathsearch.errors import InputError  # noqa: E402
 from mathsearch.evaluation import selection  # noqa: E402
-from mathsearch.indexes.dense import DenseIndex, post_passages  # noqa: E402
+from mathsearch.indexes.dense import post_passages  # noqa: E402
 from mathsearch.store import Store  # noqa: E402
 from mathsearch.systems.ours import load_config, packaged_config_for  # noqa: E402
 
@@ -112,34 +111,26 @@ def digest(config: TrainConfig, folds: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def teacher_for(index: Path, root: Path, tokens: int, passages) -> Path:
+def teacher_for(index: Path, root: Path, tokens: int) -> Path:
     """The folder whose MiniLM vectors teach a recipe whose teacher reads ``tokens`` word pieces a
-    post: ``index`` itself at 256 (MiniLM's own), else ``root/teacher-N``, every post of ``index``
-    embedded again at N (made once, its manifest written last; 6-9 min on this machine)."""
+    post: ``index`` itself at 256 (MiniLM's own), else ``root/teacher-N``: every post of ``index``
+    embedded at N by the dense plan's own teacher (:func:`embed_teacher`, chunk by chunk, so a
+    stopped run resumes; its manifest written last; 6-9 min on this machine)."""
     if tokens == TEACHER_MAX_TOKENS:
         return index
     folder = root / f"teacher-{tokens}"
-    dense = folder / "dense"
-    if (dense / "manifest.json").is_file():
+    if (folder / "dense" / "manifest.json").is_file():
         return folder
-    q_ids, q_texts, a_ids, a_texts, _ = passages
-    text_of = dict(zip(q_ids, q_texts, strict=True)) | dict(zip(a_ids, a_texts, strict=True))
-    source = DenseIndex.open(index)
-    model = teacher_encoder(tokens)
-    dense.mkdir(parents=True, exist_ok=True)
-    print(f"the teacher at {tokens} word pieces: embedding {len(text_of):,} posts into {folder}", file=sys.stderr, flush=True)
-    for part, key, ids in (("questions", "question_ids", source.question_ids), ("answers", "answer_ids", source.answer_ids)):
-        vectors = model.encode([text_of[int(p)] for p in ids])
-        np.save(dense / f"{part}.npy", vectors.astype(source.answers.dtype))  # the index's own precision
-        np.save(dense / f"{key}.npy", np.asarray(ids, dtype=np.int64))
-    (dense / "manifest.json").write_text(json.dumps({"encoder": model.info(), "source": str(index)}, indent=1) + "\n")
+    print(f"the teacher at {tokens} word pieces: every post of {index} into {folder}", file=sys.stderr, flush=True)
+    with Store.open(index) as store:  # a budget of every post: no seeded choice
+        embed_teacher(store, folder, folder / "chunks", store.post_count(), TrainConfig().seed, "cpu", tokens=tokens)
     return folder
 
 
 def scores_of(index: Path, work: Path, config: TrainConfig, folds: int, passages) -> dict[str, dict]:
     """Per-topic ``{measure: {(year, topic): value}}`` of the packaged static ``ours`` on the
     cross-fitted index (kept in ``work/scores``, :class:`tune_ours.Bench`'s cache)."""
-    teacher = teacher_for(index, work.parent, config.teacher_tokens, passages)
+    teacher = teacher_for(index, work.parent, config.teacher_tokens)
     built = crossfit(index, work, config, folds, passages, teacher=teacher)
     return Bench(built, judged_sets(), cache=work / "scores").scores(load_config("", packaged_config_for(built)))
 
