@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from mathsearch.building.dense_plan import TEACHER_POSTS, teacher_positions
-from mathsearch.building.train import TrainConfig, posts_of, teacher_encoder
+from mathsearch.building.train import TEACHER_MAX_TOKENS, TrainConfig, posts_of, teacher_encoder
 from mathsearch.errors import InputError
 from mathsearch.store import Store
 
@@ -32,8 +32,8 @@ def lengths(text: str) -> list[int]:
         out = [int(t) for t in text.split(",") if t.strip()]
     except ValueError:
         raise InputError(f"--tokens {text!r}: give word-piece counts separated by commas") from None
-    if not out or any(not 1 <= n <= 256 for n in out):
-        raise InputError(f"--tokens {text!r}: each count 1 to 256 (MiniLM's word pieces)")
+    if not out or any(not 1 <= n <= TEACHER_MAX_TOKENS for n in out):
+        raise InputError(f"--tokens {text!r}: each count 1 to {TEACHER_MAX_TOKENS} (MiniLM's word pieces)")
     return out
 
 
