@@ -37,11 +37,11 @@ from pathlib import Path
 import mathsearch.systems  # noqa: F401  (registers every signal, the formula one too)
 from mathsearch.errors import InputError
 from mathsearch.evaluation import selection
-from mathsearch.evaluation.collection_qrels import HIDDEN_FILE, read_hidden_threads
 from mathsearch.evaluation.measures import RANKED_MEASURES
 from mathsearch.evaluation.subcollection import restrict_qrels
 from mathsearch.evaluation.trec import TrecScorer, cut_depth
 from mathsearch.indexes.dense import DenseIndex
+from mathsearch.readers.hidden import HIDDEN_FILE
 from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, SearchQuery
@@ -71,11 +71,10 @@ class Bench:
         key = hashlib.sha256(manifest)
         for label, (topics_file, qrels_file) in sets.items():
             qrels = restrict_qrels(qrels_to_dict(read_qrels(qrels_file)), present).qrels
-            hide_file = Path(topics_file).parent / HIDDEN_FILE  # judgements from the collection name the asking thread
-            hidden = read_hidden_threads(hide_file) if hide_file.is_file() else {}
-            queries = [dataclasses.replace(SearchQuery.from_topic(t), hidden_threads=hidden.get(t.topic_id, ()))
-                       for t in read_topics(topics_file) if t.topic_id in qrels]
-            if hidden:
+            # judgements from the collection name what each topic hides; read_topics reads it with them
+            queries = [SearchQuery.from_topic(t) for t in read_topics(topics_file) if t.topic_id in qrels]
+            hide_file = Path(topics_file).parent / HIDDEN_FILE
+            if hide_file.is_file():
                 key.update(hide_file.read_bytes())
             self.sets[label] = (queries, TrecScorer(qrels, RANKED_MEASURES))
             key.update(label.encode() + Path(topics_file).read_bytes() + Path(qrels_file).read_bytes())

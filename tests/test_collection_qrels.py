@@ -3,17 +3,18 @@ and qrels every command reads, the asking thread hidden from every signal of ``o
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sqlite3
 
+import pytest
 from cli_support import cli
 
-from mathsearch.evaluation.collection_qrels import (
-    duplicate_links,
-    duplicate_topics,
-    own_answer_topics,
-    read_hidden_threads,
-)
+from mathsearch.errors import InputError
+from mathsearch.evaluation.collection_qrels import duplicate_links, duplicate_topics, own_answer_topics
+from mathsearch.indexes.documents import ANSWER_FIELDS
+from mathsearch.indexes.text_index import Clause
+from mathsearch.readers.hidden import Hidden, read_hidden_threads
 from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics
 from mathsearch.store import Store
@@ -46,6 +47,10 @@ def test_the_command_writes_topics_and_qrels_that_the_readers_read_and_never_ove
     qrels = qrels_to_dict(read_qrels(out / "qrels.tsv"))
     hidden = read_hidden_threads(out / "hidden-threads.tsv")
     assert len(topics) == 77 and set(qrels) == {t.topic_id for t in topics} == set(hidden)
+    # a duplicate pair hides the asking thread, an own-answer pair only its question
+    own = [t for t in hidden if t.startswith("O.")]
+    assert len(own) == 3 and all(hidden[t].questions == (int(t[2:]),) and not hidden[t].threads for t in own)
+    assert all(hidden[t].threads == (int(t[2:]),) and not hidden[t].questions for t in hidden if t.startswith("D."))
     first = next(t for t in topics if t.topic_id == "D.49169")
     assert "sqrt" in first.title and first.tags  # title's formula read back from its span
     before = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -103,3 +108,96 @@ def test_an_out_that_is_a_users_file_is_refused_and_kept(sample_index, tmp_path)
     r = cli("qrels", "--from-collection", str(sample_index), "--out", str(notes))
     assert r.exit_code == 2 and "is a file, not a folder" in r.output and "nothing was written" in r.output
     assert notes.read_text() == "my notes\n"
+
+
+def test_hidden_threads_files_say_what_they_hide_or_name_the_bad_line(tmp_path):
+    path = tmp_path / "hidden-threads.tsv"
+    path.write_text("D.1\t1\nO.2\t2\tquestion\n\nO.3\t3\tthread\n")
+    hidden = read_hidden_threads(path)
+    assert hidden["D.1"] == Hidden(threads=(1,)) and hidden["O.2"] == Hidden(questions=(2,))
+    assert hidden["O.3"] == Hidden(threads=(3,))
+    for bad, says in (("D.1\tx\n", "expected 'topic<TAB>thread id"), ("D.1\n", "expected"),
+                      ("O.2\t2\tanswers\n", "thread or question, not 'answers'"), ("O.2\t2\tquestion\tx\n", "expected")):
+        path.write_text("D.9\t9\n" + bad)
+        with pytest.raises(InputError, match=says) as err:
+            read_hidden_threads(path)
+        assert f"{path}:2:" in str(err.value)
+
+
+def test_an_own_answer_topic_finds_its_answers_by_their_own_text_and_never_through_its_question(sample_index):
+    """An own-answer pair hides the asking question: no similar question, link or borrowed field of
+    it is read, but its answers stay findable by their own words, maths and comments."""
+    ctx = SearchContext(sample_index)
+    config = ours_config("", "ours_lexical.toml")  # answer BM25 with thread fields, similar questions, links
+    with Store.open(sample_index) as store:
+        topics = own_answer_topics(store, limit=40)
+        questions = store.posts([t.question_id for t in topics])
+    found_own, ranked_first_without = 0, 0
+    for t in topics:
+        asking = questions[t.question_id]
+        query = SearchQuery(t.topic_id, asking.title or "", asking.text, asking.tags)
+        own = set(t.relevant)
+        plain = combine(ctx, query, config)
+        ranked_first_without += bool(plain) and max(plain, key=plain.get) in own  # the task unhidden: trivial
+        seen: dict[str, dict[int, float]] = {}
+
+        def watched(name, sig, similar, earlier, query=query, seen=seen):
+            seen.setdefault("similar", {}).update(similar())
+            got = sig.scores(ctx, query, similar, earlier)
+            seen.setdefault(name, {}).update(got)
+            return got
+
+        hidden = dataclasses.replace(query, hidden_questions=(t.hidden_thread,))
+        fused = combine(ctx, hidden, config, watched)
+        assert t.question_id not in seen["similar"] and t.question_id not in fused
+        answer = dict(config.signals[0][2].fields)  # what the answer BM25 reads of an answer itself
+        own_fields = [Clause(*k.split("->"), w) for k, w in answer.items() if k.split("->")[1] in ANSWER_FIELDS[:5]]
+        by_own_text = ctx.text.score_answers(query.bags, own_fields, sorted(own))
+        # the own answers hold exactly what their own text scores; no other signal reaches them
+        assert {a for a in fused if a in own} == set(by_own_text)
+        found_own += bool(set(by_own_text))
+        assert combine(ctx, hidden, config) == fused  # the system's own path hides the same
+    assert ranked_first_without >= len(topics) * 3 // 4  # so unhidden the own answers win: hiding matters
+    assert found_own >= len(topics) * 3 // 4  # and hidden they are still found, by their own text
+
+
+def test_scoring_some_answers_gives_the_scores_a_search_of_all_gives_them(sample_index):
+    ctx = SearchContext(sample_index)
+    bags = SearchQuery("q", "continuous function with a derivative", "$f'(x) = x^2$").bags
+    clauses = [Clause("words", "body", 2.0), Clause("math", "body_math", 1.0), Clause("words", "title", 1.0)]
+    everything = ctx.text.search_answers(bags, clauses, 10_000)
+    some = sorted(everything)[::7][:40] + [max(int(a) for a in ctx.store.answer_ids()) + 1]  # and an id no answer has
+    scored = ctx.text.score_answers(bags, clauses, some)
+    assert scored and scored == {a: everything[a] for a in some if a in everything}
+    assert ctx.text.score_answers(bags, clauses, []) == {}
+
+
+def test_a_run_over_the_collections_topics_hides_what_they_name_and_a_system_that_cannot_is_refused(sample_index, tmp_path):
+    out = tmp_path / "cq"
+    assert cli("qrels", "--from-collection", str(sample_index), "--out", str(out), "--own", "20").exit_code == 0
+    topics = read_topics(out / "topics.xml")  # what each hides travels with the topic
+    assert {t.topic_id for t in topics if t.hidden_threads} == {t.topic_id for t in topics if t.topic_id.startswith("D.")}
+    assert all(t.hidden_questions == (int(t.topic_id[2:]),) for t in topics if t.topic_id.startswith("O."))
+    run = tmp_path / "ours.tsv"
+    r = cli("run", "--index", str(sample_index), "--task", "1", "--topics", str(out / "topics.xml"), "--out", str(run))
+    assert r.exit_code == 0, r.output
+    hits: dict[str, set[int]] = {}
+    for line in run.read_text().splitlines():
+        topic, _, answer, *_ = line.split("\t")
+        hits.setdefault(topic, set()).add(int(answer))
+    own_found = 0
+    with Store.open(sample_index) as store:
+        for t in topics:
+            thread = (t.hidden_threads or t.hidden_questions)[0]
+            own = set(store.answer_ids_of_threads([thread]).get(thread, []))
+            found = hits.get(t.topic_id, set())
+            if t.hidden_threads:  # a duplicate pair's asking thread: none of its answers
+                assert not own & found
+            else:  # an own-answer pair's answers, by their own text
+                own_found += bool(own & found)
+    assert own_found >= 10
+    unhidden = tmp_path / "bm25.tsv"
+    r = cli("run", "--index", str(sample_index), "--task", "1", "--system", "bm25-thread",
+            "--topics", str(out / "topics.xml"), "--out", str(unhidden))
+    assert r.exit_code == 2 and "cannot hide it" in r.output and "94 topics" in r.output
+    assert not unhidden.exists()

@@ -124,6 +124,10 @@ def test_search_and_run_on_the_sharded_index_match_the_single_one(built, tmp_pat
     a, b = (ctx.text.search_answers(q.bags, clauses, 20, max_terms=3) for ctx in (a_ctx, b_ctx))
     assert len(a) == len(b) > 0 and len(a.keys() & b.keys()) >= 0.7 * len(a)
     assert a != a_ctx.text.search_answers(q.bags, clauses, 20)
+    # some answers scored alone (an own-answer topic's): the sharded index's own search gives them those scores
+    whole = b_ctx.text.search_answers(q.bags, clauses, 10_000)
+    some = sorted(whole)[::5][:30]
+    assert b_ctx.text.score_answers(q.bags, clauses, some) == {x: whole[x] for x in some} != {}
     result = runner.invoke(app, ["search", "--index", str(sharded), "prime $x^2$", "--json"])
     assert result.exit_code == 0, result.output
     assert len(json.loads(result.stdout)["hits"]) == 10

@@ -146,7 +146,9 @@ class Topic:
     """A topic of Task 1 (A.N), Task 2 (B.N, with the query formula) or Task 3 (A.N).
 
     ``title`` and ``question`` are HTML as in the topic file.  ``formulas`` lists every
-    formula of title and question in document order.
+    formula of title and question in document order.  A topic drawn from the collection itself
+    names what a system must not read for it (its ``hidden-threads.tsv``): whole threads, or
+    questions whose answers may still be found by their own text.
     """
 
     topic_id: str
@@ -156,6 +158,12 @@ class Topic:
     formulas: tuple[TopicFormula, ...] = ()
     formula_id: str | None = None  # Task 2 only
     latex: str | None = None  # Task 2 only
+    hidden_threads: tuple[int, ...] = ()
+    hidden_questions: tuple[int, ...] = ()
+
+    @property
+    def hides(self) -> bool:
+        return bool(self.hidden_threads or self.hidden_questions)
 
     @property
     def query_formula(self) -> TopicFormula | None:

@@ -149,7 +149,8 @@ def from_collection(
     out: Path | None = typer.Option(None, "--out", "-o", help="Folder for topics.xml, qrels.tsv and "
                                     "hidden-threads.tsv (with --from-collection; files already there are kept)."),
     own: int = typer.Option(0, "--own", min=0, help="Also this many own-answer pairs (a question, its own answers "
-                            "relevant, its thread hidden); 0: none."),
+                            "relevant; its question hidden, so its answers are found by their own text alone), the "
+                            "first by id; 0: none; more than there are: every one."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object (with --from-collection)."),
 ) -> None:
     """Qrels from an assessment database (mathsearch pool), or from the collection itself (--from-collection)."""

@@ -8,12 +8,20 @@ judgements made by its own users:
   is a topic (``D.<question id>``), each answer of each target a relevant answer;
 * **own-answer pairs** (optional): a question is answered by its own answers (``O.<question id>``).
 
-The asking question's own thread is in the collection, so a system would find it (and, through its
-duplicate link, the target) from the topic's text alone: each topic names its thread in
-``hidden-threads.tsv``, and a system told so (``SearchQuery.hidden_threads``) scores no post of it,
-starts from no similar question of it and follows no link of it.  Only relevant answers are judged:
-nDCG@10 (unjudged counted non-relevant) is the measure to read; nDCG' (judged answers only) is 1.0
-whenever any relevant answer is found.
+The asking question is in the collection, so a system would find it from the topic's text alone:
+each topic names what it hides in ``hidden-threads.tsv`` (``topic<TAB>thread``, or
+``topic<TAB>thread<TAB>question``):
+
+* a duplicate pair hides the asking **thread** (``SearchQuery.hidden_threads``): a system told so
+  scores no post of it, starts from no similar question of it and follows no link of it (the link
+  would lead to the target);
+* an own-answer pair hides the asking **question** (``SearchQuery.hidden_questions``): the same,
+  except that the thread's answers, the relevant ones, stay findable by their own text alone (words,
+  maths, comments), never by what they borrow from the question (title, body, tags), which is the
+  topic itself.
+
+Only relevant answers are judged: nDCG@10 (unjudged counted non-relevant) is the measure to read;
+nDCG' (judged answers only) is 1.0 whenever any relevant answer is found.
 """
 
 from __future__ import annotations
@@ -26,12 +34,12 @@ from pathlib import Path
 from lxml import etree
 
 from ..errors import InputError
+from ..readers.hidden import HIDDEN_FILE, QUESTION, THREAD
 from ..records import LinkType
 from ..store import Store
 
 TOPICS_FILE = "topics.xml"
 QRELS_FILE = "qrels.tsv"
-HIDDEN_FILE = "hidden-threads.tsv"
 FILES = (TOPICS_FILE, QRELS_FILE, HIDDEN_FILE)
 GRADE = 2  # every judged answer counts as relevant (ARQMath's "medium"); none is graded higher
 _DOLLAR = re.compile(r"\$([^$]+)\$")
@@ -47,6 +55,12 @@ class CollectionTopic:
     question_id: int
     hidden_thread: int
     relevant: tuple[int, ...]
+
+    @property
+    def hides(self) -> str:
+        """What of ``hidden_thread`` the topic hides: the whole ``thread`` (a duplicate pair) or its
+        ``question`` only (an own-answer pair: its answers are the relevant ones)."""
+        return QUESTION if self.kind == "own" else THREAD
 
 
 @dataclass(frozen=True)
@@ -154,7 +168,8 @@ def write_collection_qrels(store: Store, out: Path, own: int = 0) -> Written:
         raise InputError(f"{', '.join(there)} already exist(s); choose another --out (nothing is overwritten)")
     out.mkdir(parents=True, exist_ok=True)
     qrels = "".join(f"{t.topic_id}\t0\t{a}\t{GRADE}\n" for t in topics for a in t.relevant)
-    hidden = "".join(f"{t.topic_id}\t{t.hidden_thread}\n" for t in topics)
+    hidden = "".join(f"{t.topic_id}\t{t.hidden_thread}" + ("\n" if t.hides == THREAD else f"\t{t.hides}\n")
+                     for t in topics)
     contents = {TOPICS_FILE: topics_xml(store, topics), QRELS_FILE: qrels.encode(), HIDDEN_FILE: hidden.encode()}
     for path in targets:
         with open(path, "xb") as fh:  # "x": never over a file that appeared meanwhile
@@ -163,18 +178,3 @@ def write_collection_qrels(store: Store, out: Path, own: int = 0) -> Written:
     for t in topics:
         by_kind[t.kind] = by_kind.get(t.kind, 0) + 1
     return Written(tuple(targets), len(topics), by_kind, sum(len(t.relevant) for t in topics), len(links))
-
-
-def read_hidden_threads(path: str | Path) -> dict[str, tuple[int, ...]]:
-    """``{topic id: threads to hide}`` of a ``hidden-threads.tsv`` (``topic<TAB>thread`` lines)."""
-    path = Path(path)
-    out: dict[str, list[int]] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        topic, _, thread = line.partition("\t")
-        try:
-            out.setdefault(topic.strip(), []).append(int(thread))
-        except ValueError:
-            raise InputError(f"{path}:{n}: expected 'topic<TAB>thread id', got {line!r}") from None
-    return {t: tuple(v) for t, v in out.items()}

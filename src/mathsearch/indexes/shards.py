@@ -268,10 +268,11 @@ class ShardedTextIndex:
         (the padding documents hold no token of a query)."""
         return sum(p.answer_doc_freq(field, token) for p in self.parts)
 
-    def _search(self, which: str, bags, clauses, limit: int, max_terms: int = 0) -> dict[int, float]:
+    def _search(self, which: str, bags, clauses, limit: int, max_terms: int = 0,
+                among: Sequence[int] = ()) -> dict[int, float]:
         import tantivy
 
-        from .text_index import bm25_idf, query_terms, select_terms
+        from .text_index import bm25_idf, only_ids, query_terms, select_terms
 
         if limit <= 0:
             return {}
@@ -304,6 +305,8 @@ class ShardedTextIndex:
                 subs.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost * scale)))
             if not subs:
                 continue
+            if among:
+                subs.append((tantivy.Occur.Must, only_ids(index.schema, among)))
             hits = searcher.search(tantivy.Query.boolean_query(subs), limit=limit, count=False).hits
             if hits:
                 ids = searcher.fast_field_values("id", [addr for _, addr in hits])
@@ -315,6 +318,12 @@ class ShardedTextIndex:
 
     def search_questions(self, bags, clauses, limit: int = 100, max_terms: int = 0) -> dict[int, float]:
         return self._search("questions", bags, clauses, limit, max_terms)
+
+    def score_answers(self, bags, clauses, answer_ids: Sequence[int], max_terms: int = 0) -> dict[int, float]:
+        """:meth:`TextIndex.score_answers` over the shards (the collection's statistics)."""
+        ids = sorted(set(answer_ids))
+        found = self._search("answers", bags, clauses, len(ids), max_terms, ids)
+        return {a: s for a, s in found.items() if s > 0}
 
 
 def ranked_items(scores: dict[int, float]) -> list[tuple[int, float]]:

@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import json
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,6 +202,11 @@ def query_terms(query: QueryBags, clauses: Iterable[Clause]) -> list[tuple[str, 
     return [(fld, token, boost) for (fld, token), boost in out.items()]
 
 
+def only_ids(schema: tantivy.Schema, ids: Sequence[int]) -> tantivy.Query:
+    """A filter that matches the documents of ``ids`` and adds nothing to their score."""
+    return tantivy.Query.const_score_query(tantivy.Query.term_set_query(schema, "id", list(ids)), 0.0)
+
+
 def bm25_idf(df: int, n: int) -> float:
     """Tantivy's BM25 idf (``ln(1 + (N - df + 0.5) / (df + 0.5))``, in float32 as tantivy has it)."""
     x = np.float32((n - df) + 0.5) / np.float32(df + 0.5)
@@ -249,22 +254,26 @@ class TextIndex:
         return cls(Path(index_dir) / TEXT_DIR)
 
     @staticmethod
-    def _query(schema: tantivy.Schema, terms: list[tuple[str, str, float]]) -> tantivy.Query | None:
+    def _query(schema: tantivy.Schema, terms: list[tuple[str, str, float]],
+               among: Sequence[int] = ()) -> tantivy.Query | None:
         subs = []
         for field, token, boost in terms:
             q = tantivy.Query.term_query(schema, field, token, index_option="freq")
             subs.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, boost)))
         if not subs:
             return None
+        if among:
+            subs.append((tantivy.Occur.Must, only_ids(schema, among)))
         return tantivy.Query.boolean_query(subs)
 
-    def _search(self, searcher, schema, bags: QueryBags, clauses, limit, key: str, max_terms: int) -> dict[int, float]:
+    def _search(self, searcher, schema, bags: QueryBags, clauses, limit, key: str, max_terms: int,
+                among: Sequence[int] = ()) -> dict[int, float]:
         if limit <= 0:
             return {}
         terms = query_terms(bags, clauses)
         if max_terms > 0:
             terms = select_terms(terms, searcher.doc_freq, searcher.num_docs, max_terms)
-        query = self._query(schema, terms)
+        query = self._query(schema, terms, among)
         if query is None:
             return {}
         hits = searcher.search(query, limit=limit, count=False).hits
@@ -277,6 +286,14 @@ class TextIndex:
                        max_terms: int = 0) -> dict[int, float]:
         """``{answer id: BM25 score}`` of the best ``limit`` answers (``max_terms``: :func:`select_terms`)."""
         return self._search(self._a_searcher, self.answers.schema, bags, clauses, limit, "id", max_terms)
+
+    def score_answers(self, bags: QueryBags, clauses: Iterable[Clause], answer_ids: Sequence[int],
+                      max_terms: int = 0) -> dict[int, float]:
+        """``{answer id: BM25 score}`` of ``answer_ids`` alone, those any term matches: the scores
+        :meth:`search_answers` gives them (the collection's statistics), whatever else would rank."""
+        ids = sorted(set(answer_ids))
+        found = self._search(self._a_searcher, self.answers.schema, bags, clauses, len(ids), "id", max_terms, ids)
+        return {a: s for a, s in found.items() if s > 0}  # the filter alone scores 0: no term matched
 
     def search_questions(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 100,
                          max_terms: int = 0) -> dict[int, float]:

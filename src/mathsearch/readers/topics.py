@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from lxml import etree
@@ -15,6 +16,7 @@ from ..errors import FormatError, InputError
 from ..records import FormulaKind, ReadReport, Topic, TopicFormula
 from .arqmath import parse_tags
 from .formula_tsv import read_topic_formulas
+from .hidden import HIDDEN_FILE, read_hidden_threads
 from .html import body_text, extract_math
 
 
@@ -43,6 +45,10 @@ def read_topics(
     ``formulas_tsv`` (a topic LaTeX formula file) adds the thread id and any formula the
     markup lacks; the span text is kept where both exist.  Its bad lines are skipped and reported
     in ``report`` with file and line.
+
+    A ``hidden-threads.tsv`` beside the file (topics drawn from the collection itself,
+    :mod:`mathsearch.readers.hidden`) says what each topic hides (``Topic.hidden_threads``,
+    ``Topic.hidden_questions``).
 
     Raises :class:`InputError` when the file holds no topic, and :class:`FormatError` (naming both
     lines) when a topic number appears twice: a run cannot tell the two topics apart.
@@ -105,4 +111,13 @@ def read_topics(
         if report.skipped.get("topic without number"):
             raise InputError(f"{path}: no <Topic> has a number attribute, so there is no topic to read.")
         raise InputError(f"{path} holds no <Topic> element: is it an ARQMath topic file?")
-    return topics
+    return with_hidden(topics, path.parent / HIDDEN_FILE)
+
+
+def with_hidden(topics: list[Topic], hidden_file: Path) -> list[Topic]:
+    """``topics`` with what ``hidden_file`` says each hides (unchanged when there is no such file)."""
+    if not hidden_file.is_file():
+        return topics
+    hidden = read_hidden_threads(hidden_file)
+    return [dataclasses.replace(t, hidden_threads=h.threads, hidden_questions=h.questions)
+            if (h := hidden.get(t.topic_id)) is not None else t for t in topics]

@@ -17,9 +17,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
+from ..readers.hidden import HIDDEN_FILE
 from ..readers.topics import read_topics
 from ..records import ReadReport, Topic
-from ..systems import Answerer, Ranker, SearchContext, System, needs_of, resolve, run_system, spec
+from ..systems import (
+    Answerer,
+    Ranker,
+    SearchContext,
+    System,
+    hides_threads,
+    needs_of,
+    resolve,
+    run_system,
+    spec,
+)
 from .naming import suggest_run_name
 from .validate import CheckReport
 from .writer import write_formula_run, write_task3_run, write_trec_run
@@ -80,7 +92,13 @@ def open_run(task: int, system: str | None, index_dir: str | Path, topics: str |
     ctx = SearchContext(index_dir)
     ctx.require(("store", *needs_of(sys_obj)))  # every index the run reads, checked before any work
     read = ReadReport(source=str(formulas or topics))
-    return RunSource(task, sys_obj, ctx, read_topics(topics, formulas, read), read)
+    topic_list = read_topics(topics, formulas, read)
+    hiding = sum(t.hides for t in topic_list)
+    if hiding and not hides_threads(sys_obj):
+        raise InputError(f"{topics}: {hiding:,} topics hide the question they were drawn from (the "
+                         f"{HIDDEN_FILE} beside them), and {spec(sys_obj)} cannot hide it, so it would "
+                         "find the question itself; run ours on them")
+    return RunSource(task, sys_obj, ctx, topic_list, read)
 
 
 def _here(system: Ranker, ctx: SearchContext, topics: list[Topic], depth: int, progress: Progress | None) -> list[Any]:

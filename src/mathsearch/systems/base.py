@@ -50,6 +50,10 @@ class SearchQuery:
     # Threads no signal may read for this query (their question, answers and links): a question of
     # the collection asked as a topic (judgements from the collection) would otherwise find itself.
     hidden_threads: tuple[int, ...] = ()
+    # Threads whose question is hidden but whose answers may be found, by their own text alone: the
+    # question, its links and what its answers borrow from it (title, body, tags, maths) are unread.
+    # A question asked for its own answers (own-answer pairs) would otherwise match itself.
+    hidden_questions: tuple[int, ...] = ()
 
     @classmethod
     def from_topic(cls, topic: Topic, plain_math: bool = True) -> SearchQuery:
@@ -57,7 +61,8 @@ class SearchQuery:
         title, question, understood = _with_plain_math(title, question, plain_math)
         q = topic.query_formula
         latex = q.latex if q is not None else topic.latex
-        return cls(topic.topic_id, title, question, topic.tags, latex, topic.formula_id, topic, understood)
+        return cls(topic.topic_id, title, question, topic.tags, latex, topic.formula_id, topic, understood,
+                   topic.hidden_threads, topic.hidden_questions)
 
     @classmethod
     def from_fields(cls, query_id: str, title: str, question: str = "", tags: tuple[str, ...] = (),
@@ -151,6 +156,13 @@ class System(Protocol):
     NAME: ClassVar[str]
     TASK: ClassVar[int]
     DESCRIPTION: ClassVar[str]
+
+
+def hides_threads(system: Any) -> bool:
+    """Whether ``system`` honours what a query hides (``SearchQuery.hidden_threads`` and
+    ``hidden_questions``: topics drawn from the collection itself); a system says so with
+    ``HIDES = True``.  One that does not would find the asking question itself."""
+    return bool(getattr(system, "HIDES", False))
 
 
 @runtime_checkable

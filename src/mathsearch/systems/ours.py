@@ -124,7 +124,7 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
     (bench/tune_ours.py caches through it, bench/profile_ours.py times each signal with it).
     """
     config = _as_config(config)
-    if query.hidden_threads:  # no signal may score a post of a hidden thread, nor start from its question
+    if query.hidden_threads or query.hidden_questions:  # no signal may read what the query hides
         return _combine_hiding(ctx, query, config, scores_of)
     if "dense" in config.needs():
         signals.prefetch_query_vector(ctx, query)  # encoded on a worker while the lexical signals run
@@ -171,22 +171,31 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
 
 def _combine_hiding(ctx: SearchContext, query: SearchQuery, config: OursConfig,
                     scores_of: SignalScores | None) -> dict[int, float]:
-    """:func:`combine` with the query's hidden threads removed from every signal's input and output:
-    the similar questions (so neither their answers nor their duplicate links are reached through
-    them) and each signal's scores (so a re-scorer never sees their answers), run one by one."""
-    hidden = set(query.hidden_threads)
+    """:func:`combine` with what the query hides removed from every signal's input and output, run
+    one by one.  A hidden thread: its question is never a similar question (so neither its answers
+    nor its duplicate links are reached through it) and no signal scores its answers (so a re-scorer
+    never sees them).  A hidden question: the same, except that its answers keep what each signal
+    says of them from their own text alone (:meth:`~.signals.Signal.own_scores`)."""
+    hidden_questions = set(query.hidden_threads) | set(query.hidden_questions)
+    hidden = set(hidden_questions)
     for answers in ctx.store.answer_ids_of_threads(query.hidden_threads).values():
         hidden.update(answers)
-    plain = dataclasses.replace(query, hidden_threads=())
+    bare = sorted({a for answers in ctx.store.answer_ids_of_threads(query.hidden_questions).values()
+                   for a in answers} - hidden)
+    hidden.update(bare)
+    plain = dataclasses.replace(query, hidden_threads=(), hidden_questions=())
 
     def seen(name: str, sig: Signal, similar: Callable[[], dict[int, float]],
              earlier: Mapping[str, Mapping[int, float]]) -> dict[int, float]:
         def similar_shown() -> dict[int, float]:
-            return {q: s for q, s in similar().items() if q not in hidden}
+            return {q: s for q, s in similar().items() if q not in hidden_questions}
 
         found = (scores_of(name, sig, similar_shown, earlier) if scores_of is not None
                  else sig.scores(ctx, plain, similar_shown, earlier))
-        return {a: s for a, s in found.items() if a not in hidden}
+        shown = {a: s for a, s in found.items() if a not in hidden}
+        if bare:
+            shown.update(sig.own_scores(ctx, plain, bare, found))
+        return shown
 
     return combine(ctx, plain, config, seen, threads=False)
 
@@ -253,6 +262,7 @@ class Ours:
 
     NAME = "ours"
     TASK = 1
+    HIDES = True  # honours the hidden threads and questions of topics drawn from the collection
     DESCRIPTION = "fused BM25 (answer + thread), similar questions, duplicate links, math tokens, dense similarity"
     config: str = ""  # a TOML file; empty: the packaged config for the index (packaged_config_for)
     dense: bool = True

@@ -18,12 +18,13 @@ the topic, computed once per query for every signal that passes question scores 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar
 
 from .. import ranking
+from ..indexes.documents import QUESTION_FIELDS
 from ..indexes.formula import Scoring
 from ..indexes.text_index import Clause
 from ..records import LinkType
@@ -136,6 +137,14 @@ class Signal:
         """Whether :meth:`scores` reads ``earlier`` (then it runs after every signal before it)."""
         return False
 
+    def own_scores(self, ctx: SearchContext, query: SearchQuery, answers: Sequence[int],
+                   found: Mapping[int, float]) -> dict[int, float]:
+        """The scores of ``answers``, whose question is hidden (``SearchQuery.hidden_questions``),
+        from their own text alone; ``found`` is what :meth:`scores` gave with the question in view.
+        By default none: the signal's evidence of an answer is its thread's (similar questions,
+        links) or holds its question (an answer's vector embeds the question's title)."""
+        return {}
+
     def rescorer(self, ctx: SearchContext, query: SearchQuery) -> CandidateRescorer | None:
         """A re-scoring signal's scores fed one earlier signal at a time (``None``: not fed so)."""
         return None
@@ -155,6 +164,15 @@ class Bm25Signal(Signal):
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
         return fielded_bm25(ctx, query, self.fields, self.limit, self.max_terms)
+
+    def own_scores(self, ctx: SearchContext, query: SearchQuery, answers: Sequence[int],
+                   found: Mapping[int, float]) -> dict[int, float]:
+        """BM25 of the fields an answer holds itself (its words, maths and comments), not those it
+        borrows from its question (:data:`~mathsearch.indexes.documents.QUESTION_FIELDS`)."""
+        own = {k: w for k, w in self.fields.items() if k.partition("->")[2].strip() not in QUESTION_FIELDS}
+        if not any(w > 0 for w in own.values()) or not answers:
+            return {}
+        return ctx.text.score_answers(query.bags, clauses_from(own), answers, self.max_terms)
 
 
 @dataclass(frozen=True)
@@ -234,6 +252,11 @@ class FormulaSignal(Signal):
 
     def reads_earlier(self) -> bool:
         return self.rerank > 0
+
+    def own_scores(self, ctx: SearchContext, query: SearchQuery, answers: Sequence[int],
+                   found: Mapping[int, float]) -> dict[int, float]:
+        """An answer's formulae are its own (its comments' too): its scores stand."""
+        return {a: found[a] for a in answers if a in found}
 
     def formulae(self, query: SearchQuery) -> list[str]:
         return largest_formulae([f for f in query.bags.formulae if f.strip()], self.max_formulae)
