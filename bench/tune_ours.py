@@ -20,7 +20,9 @@ cross-validated; a round that does not hold ends the search.  ``--simplify``: ea
 alone against the config (the simpler setting: without it).  ``--candidates``: fixed configs
 (``packaged``: the packaged one).  ``--qrels-dir``: the topics and qrels written by ``mathsearch
 qrels --from-collection`` instead of the judged years (one pool, no years: the folds are plain), to
-see whether choices made there hold on the judged topics (``--check-on-judged``).
+see whether choices made there hold on the judged topics (``--check-on-judged``: every decision's
+settings scored on the judged 2020 + 2021 topics too, the agreement of their gains, and the choice
+tested there).
 Only 2020 and 2021 judgements are read here; 2022's never are.
 """
 
@@ -186,14 +188,46 @@ def show(decision: selection.Decision, limit: int) -> list[str]:
 
 
 DECISIONS: list[tuple[selection.Decision, dict[str, dict]]] = []  # every decision printed, in order
+JUDGED: list[Bench] = []  # --check-on-judged: the judged 2020 + 2021 topics, where every decision is checked
 
 
 def decide(bench: Bench, configs: dict[str, dict], title: str, limit: int = 12) -> selection.Decision:
     scores = {label: bench.scores(cfg) for label, cfg in configs.items()}
     decision = selection.decide(scores, list(configs))
     print("\n".join(show(decision, limit)) + "\n", flush=True)
+    if JUDGED:
+        print("\n".join(check_on_judged(JUDGED[0], configs, decision)) + "\n", flush=True)
     DECISIONS.append((decision, configs))
     return decision
+
+
+def check_on_judged(judged: Bench, configs: dict[str, dict], decision: selection.Decision) -> list[str]:
+    """Whether a decision made on other judgements (the collection's) holds on the judged 2020 + 2021
+    topics: every setting's gain over the first there and here, how the two orders agree (Spearman
+    over the settings), and the choice against the first on the judged topics, with its interval."""
+    from scipy.stats import spearmanr
+
+    first, p, s2 = decision.order[0], selection.PRIMARY, selection.SECONDARY
+    scores = {label: judged.scores(cfg) for label, cfg in configs.items()}
+    mean = {label: {m: selection.mean_on(v) for m, v in sc.items()} for label, sc in scores.items()}
+    lines = [f"#### the same settings on the judged topics ({judged.topics()}: 2020 + 2021)", "",
+             f"| setting | {p} gain here | {p} gain on the judged topics | {s2} gain on the judged topics |",
+             "|---|---|---|---|"]
+    here, there = [], []
+    for label in decision.order[1:]:
+        here.append(decision.in_sample[label][p] - decision.in_sample[first][p])
+        there.append(mean[label][p] - mean[first][p])
+        lines.append(f"| {label} | {here[-1]:+.3f} | {there[-1]:+.3f} | {mean[label][s2] - mean[first][s2]:+.3f} |")
+    if len(here) >= 3:
+        rho = spearmanr(here, there)
+        lines += ["", f"agreement of the gains over {len(here)} settings: Spearman {rho.statistic:+.2f} (p {rho.pvalue:.2f})"]
+    chosen = decision.chosen if decision.replaces else decision.on_all
+    if chosen != first:
+        held = selection.decide({first: scores[first], chosen: scores[chosen]}, [first, chosen])
+        lines.append(f"chosen here, {chosen}, on the judged topics against {first}: {p} "
+                     f"{held.against_simplest[chosen][p].cell()}, {s2} {held.against_simplest[chosen][s2].cell()}"
+                     f" -> {'holds' if held.against_simplest[chosen][p].mean > selection.TIE else 'does not hold'}")
+    return lines
 
 
 def ascend(bench: Bench, start: dict, rounds: int) -> dict:
@@ -232,14 +266,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--qrels-dir", type=Path, default=None,
                     help="choose on the topics.xml + qrels.tsv of `mathsearch qrels --from-collection`")
+    ap.add_argument("--check-on-judged", action="store_true",
+                    help="with --qrels-dir: score every decision's settings on the judged 2020 + 2021 topics too "
+                    "and say whether the choice holds there")
     ap.add_argument("--cache", type=Path, default=CACHE, help="per-config per-topic scores kept here")
     ap.add_argument("--out", type=Path, default=None, help="write the chosen config here (chosen.toml), with "
                     "what the results tables show of the decision (selection.json, tuned-on-YEAR.toml)")
     args = ap.parse_args(argv)
     packaged = packaged_config_for(args.index)
     sets = judged_sets()
+    if args.check_on_judged and args.qrels_dir is None:
+        raise InputError("--check-on-judged checks choices made on --qrels-dir DIR's judgements; give --qrels-dir")
     if args.qrels_dir is not None:
         sets = {"collection": (args.qrels_dir / "topics.xml", args.qrels_dir / "qrels.tsv")}
+        if args.check_on_judged:
+            JUDGED.append(Bench(args.index, judged_sets(), args.cache))
     if args.candidates:
         files = [f for f in args.candidates.split(",") if f]
         configs = {(f if f == "packaged" else Path(f).stem): load_config("" if f == "packaged" else f, packaged)

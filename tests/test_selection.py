@@ -230,3 +230,44 @@ def test_a_shorter_teachers_vectors_are_the_minilm_indexs_posts_embedded_again_o
     assert info["config"]["teacher_tokens"] == 16 and info["trained_on"]["teacher_posts"] > 0
     assert ts.digest(ts.config_of({"teacher_tokens": 256}, 13), 2) == ts.digest(ts.config_of({}, 13), 2)
     assert ts.digest(ts.config_of({"teacher_tokens": 16}, 13), 2) != ts.digest(ts.config_of({}, 13), 2)
+
+
+def test_a_choice_made_on_other_judgements_is_checked_on_the_judged_topics(capsys):
+    """tune_ours --check-on-judged: the settings of a decision made on the collection's judgements,
+    scored on the judged topics; their gains compared and the choice tested there."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import tune_ours
+
+    collection = [("collection", f"O.{i}") for i in range(200)]
+
+    class Judged:  # the judged topics' scores of each config, as tune_ours.Bench gives them
+        def __init__(self, by_config):
+            self.by_config = by_config
+
+        def topics(self):
+            return len(TOPICS)
+
+        def scores(self, cfg):
+            return self.by_config[cfg["name"]]
+
+    configs = {n: {"name": n} for n in ("a", "b", "c", "d")}
+    here = sel.decide({"a": setting(0.2, topics=collection), "b": setting(0.25, topics=collection),
+                       "c": setting(0.3, 0.01, topics=collection), "d": setting(0.35, topics=collection)}, list(configs))
+    assert here.chosen == "d"
+    against = Judged({"a": setting(0.6), "b": setting(0.59), "c": setting(0.58, 0.01), "d": setting(0.55)})
+    lines = "\n".join(tune_ours.check_on_judged(against, configs, here))
+    assert "| d | +0.150 | -0.050 | -0.050 |" in lines
+    assert "Spearman -1.00" in lines and "chosen here, d, on the judged topics against a: nDCG@10 -0.050" in lines
+    assert lines.endswith("does not hold")
+    agreeing = Judged({"a": setting(0.6), "b": setting(0.61), "c": setting(0.62, 0.01), "d": setting(0.65)})
+    lines = "\n".join(tune_ours.check_on_judged(agreeing, configs, here))
+    assert "Spearman +1.00" in lines and lines.endswith("-> holds")
+    # without judgements of its own to choose on, the check is refused: exit 2, one line
+    with pytest.raises(SystemExit) as done:
+        from mathsearch.errors import run_script
+
+        run_script(lambda: tune_ours.main(["--index", "IDX", "--check-on-judged"]))
+    assert done.value.code == 2 and "give --qrels-dir" in capsys.readouterr().err
