@@ -236,12 +236,7 @@ class Reranker(pt.Transformer):
             rescorer.add(dict.fromkeys(ids, 0.0))
             found = rescorer.result()
         else:
-            similar = self.config.similar
-
-            def similar_questions() -> dict[int, float]:
-                return signals.similar_questions(ctx, query, similar.fields, similar.limit, similar.max_terms)
-
-            found = sig.scores(ctx, query, similar_questions)
+            found = sig.scores(ctx, query, signals.SimilarQuestions(ctx, query, self.config.similar))
         return {str(i): float(found.get(i, 0.0)) for i in ids}
 
     def transform(self, results: pd.DataFrame) -> pd.DataFrame:

@@ -11,7 +11,6 @@ per topic and summed with the signal's weight (CombSUM), or fused by reciprocal 
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, as_completed
 from dataclasses import dataclass
@@ -107,7 +106,7 @@ def _as_config(config: OursConfig | Mapping[str, Any]) -> OursConfig:
 # How ``combine`` gets one signal's scores: ``(signal name, signal, similar questions, the scores
 # of the signals before it by name) -> scores``.  The default asks the signal; bench/tune_ours.py
 # passes one that caches them across trials.
-SignalScores = Callable[[str, Signal, Callable[[], dict[int, float]], Mapping[str, Mapping[int, float]]],
+SignalScores = Callable[[str, Signal, signals.SimilarQuestions, Mapping[str, Mapping[int, float]]],
                         dict[int, float]]
 
 
@@ -128,18 +127,9 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
         return _combine_hiding(ctx, query, config, scores_of)
     if "dense" in config.needs():
         signals.prefetch_query_vector(ctx, query)  # encoded on a worker while the lexical signals run
-    questions: dict[int, float] | None = None
-    similar_lock = threading.Lock()
+    similar = signals.SimilarQuestions(ctx, query, config.similar)  # each way computed once, shared
 
-    def similar() -> dict[int, float]:
-        nonlocal questions
-        with similar_lock:  # questions and linked share one search, whichever thread asks first
-            if questions is None:
-                sig = config.similar
-                questions = signals.similar_questions(ctx, query, sig.fields, sig.limit, sig.max_terms)
-        return questions
-
-    def asked(_name: str, sig: Signal, similar: Callable[[], dict[int, float]],
+    def asked(_name: str, sig: Signal, similar: signals.SimilarQuestions,
               earlier: Mapping[str, Mapping[int, float]]) -> dict[int, float]:
         return sig.scores(ctx, query, similar, earlier)
 
@@ -185,11 +175,9 @@ def _combine_hiding(ctx: SearchContext, query: SearchQuery, config: OursConfig,
     hidden.update(bare)
     plain = dataclasses.replace(query, hidden_threads=(), hidden_questions=())
 
-    def seen(name: str, sig: Signal, similar: Callable[[], dict[int, float]],
+    def seen(name: str, sig: Signal, similar: signals.SimilarQuestions,
              earlier: Mapping[str, Mapping[int, float]]) -> dict[int, float]:
-        def similar_shown() -> dict[int, float]:
-            return {q: s for q, s in similar().items() if q not in hidden_questions}
-
+        similar_shown = similar.hiding(hidden_questions)  # by BM25 and by vectors alike
         found = (scores_of(name, sig, similar_shown, earlier) if scores_of is not None
                  else sig.scores(ctx, plain, similar_shown, earlier))
         shown = {a: s for a, s in found.items() if a not in hidden}

@@ -18,7 +18,8 @@ the topic, computed once per query for every signal that passes question scores 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar
@@ -61,11 +62,18 @@ def thread_scores(ctx: SearchContext, questions: Mapping[int, float]) -> dict[in
     return out
 
 
-def linked_scores(ctx: SearchContext, questions: Mapping[int, float], decay: float = 1.0) -> dict[int, float]:
-    """Answers of questions linked as duplicates to scored questions, with that score times ``decay``."""
+# What a linked signal follows: PostLinks of type 3 (duplicate), 1 (related), or either.
+LINK_TYPES: Mapping[str, LinkType | None] = MappingProxyType(
+    {"duplicate": LinkType.DUPLICATE, "related": LinkType.RELATED, "any": None})
+
+
+def linked_scores(ctx: SearchContext, questions: Mapping[int, float], decay: float = 1.0,
+                  types: str = "duplicate") -> dict[int, float]:
+    """Answers of questions linked (``types``: :data:`LINK_TYPES`) to scored questions, with that
+    score times ``decay``."""
     out: dict[int, float] = {}
     store = ctx.store
-    links = store.linked_many(questions, LinkType.DUPLICATE)
+    links = store.linked_many(questions, LINK_TYPES[types])
     answers = store.answer_ids_of_threads({o for others in links.values() for o in others})
     for qid, score in questions.items():
         for other in links.get(qid, ()):
@@ -113,8 +121,44 @@ def dense_questions(ctx: SearchContext, query: SearchQuery, limit: int) -> dict[
     return ctx.dense.search_questions(query_vector(ctx, query), limit)
 
 
+class SimilarQuestions:
+    """The collection questions most like the topic, each way of finding them computed once per
+    query and shared by the signals that start from them (on any thread): by BM25 over the
+    ``questions`` signal's fields (``similar()``) and by the topic's vector (``similar.dense(limit)``).
+    :meth:`hiding` gives the same with some questions left out (a query that hides them)."""
+
+    def __init__(self, ctx: SearchContext, query: SearchQuery, by: QuestionsSignal | None = None,
+                 hidden: frozenset[int] = frozenset(), found: SimilarQuestions | None = None):
+        self.ctx, self.query, self.by, self.hidden = ctx, query, by or QuestionsSignal(), hidden
+        self._found = found or self  # the one that computes (a hiding view reads its results)
+        self._lock = threading.Lock()
+        self._bm25: dict[int, float] | None = None
+        self._dense: dict[int, dict[int, float]] = {}
+
+    def hiding(self, questions: Iterable[int]) -> SimilarQuestions:
+        return SimilarQuestions(self.ctx, self.query, self.by, self.hidden | frozenset(questions), self._found)
+
+    def _shown(self, found: dict[int, float]) -> dict[int, float]:
+        return {q: v for q, v in found.items() if q not in self.hidden} if self.hidden else found
+
+    def __call__(self) -> dict[int, float]:
+        f = self._found
+        with f._lock:  # the questions and linked signals share one search, whichever thread asks first
+            if f._bm25 is None:
+                by = f.by
+                f._bm25 = similar_questions(f.ctx, f.query, by.fields, by.limit, by.max_terms)
+        return self._shown(f._bm25)
+
+    def dense(self, limit: int) -> dict[int, float]:
+        f = self._found
+        with f._lock:
+            if limit not in f._dense:
+                f._dense[limit] = dense_questions(f.ctx, f.query, limit)
+        return self._shown(f._dense[limit])
+
+
 # -- the registry of signal kinds ------------------------------------------------------------------
-Similar = Callable[[], dict[int, float]]
+Similar = SimilarQuestions
 _NO_FIELDS: Mapping[str, float] = MappingProxyType({})
 _NO_SCORES: Mapping[str, Mapping[int, float]] = MappingProxyType({})
 
@@ -192,17 +236,49 @@ class QuestionsSignal(Signal):
         return thread_scores(ctx, similar())
 
 
+def _check_types(sig: LinkedSignal | DenseLinkedSignal) -> None:
+    if sig.types not in LINK_TYPES:
+        from ..errors import InputError
+
+        raise InputError(f"a linked signal follows links of types {', '.join(LINK_TYPES)}, not {sig.types!r}")
+
+
 @dataclass(frozen=True)
 class LinkedSignal(Signal):
-    """Answers of questions linked as duplicates to the similar questions, their score times ``decay``."""
+    """Answers of questions linked (``types``: duplicate, related or any) to the similar questions by
+    BM25, their score times ``decay``."""
 
     KINDS = ("linked",)
     NEEDS = ("text", "store")
     decay: float = 1.0
+    types: str = "duplicate"
+
+    def __post_init__(self) -> None:
+        _check_types(self)
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
-        return linked_scores(ctx, similar(), self.decay)
+        return linked_scores(ctx, similar(), self.decay, self.types)
+
+
+@dataclass(frozen=True)
+class DenseLinkedSignal(Signal):
+    """Answers of questions linked (``types``: duplicate, related or any) to the ``limit`` questions
+    most like the topic by its vector, their cosine times ``decay``: a thread that a question like
+    the topic links to answers the topic too, whatever words it uses."""
+
+    KINDS = ("dense_linked",)
+    NEEDS = ("dense", "store")
+    decay: float = 1.0
+    types: str = "any"
+    limit: int = 50
+
+    def __post_init__(self) -> None:
+        _check_types(self)
+
+    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
+               earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
+        return linked_scores(ctx, similar.dense(self.limit), self.decay, self.types)
 
 
 @dataclass(frozen=True)
@@ -228,7 +304,7 @@ class DenseQuestionsSignal(Signal):
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
-        return thread_scores(ctx, dense_questions(ctx, query, self.limit))
+        return thread_scores(ctx, similar.dense(self.limit))
 
 
 @dataclass(frozen=True)
@@ -299,10 +375,11 @@ class CandidateRescorer:
 
 SIGNAL_KINDS: dict[str, type[Signal]] = {
     kind: cls
-    for cls in (Bm25Signal, QuestionsSignal, LinkedSignal, DenseSignal, DenseQuestionsSignal, FormulaSignal)
+    for cls in (Bm25Signal, QuestionsSignal, LinkedSignal, DenseSignal, DenseQuestionsSignal, DenseLinkedSignal,
+                FormulaSignal)
     for kind in cls.KINDS
 }
-DENSE_KINDS = ("dense", "dense_questions")
+DENSE_KINDS = ("dense", "dense_questions", "dense_linked")
 
 
 def signal_from(name: str, section: Mapping[str, object], where: str) -> tuple[str, Signal]:
