@@ -84,3 +84,33 @@ def test_query_is_encoded_on_the_worker_while_lexical_signals_run(dense_tiny, tm
     # a second search of the same text reuses the vector: nothing more is encoded
     make_system(f"ours:config={config}").search(ctx, query, 10)
     assert len(seen) == 1
+
+
+def test_dense_linked_gives_the_threads_that_the_questions_most_like_the_topic_link_to(dense_tiny):
+    """``dense_linked``: the answers of threads linked to the topic's nearest questions by vector, with
+    their cosine; shared with ``dense_questions`` (one search), hidden alike, gone without vectors."""
+    from mathsearch.systems import SearchContext, SearchQuery
+    from mathsearch.systems.ours import OursConfig, combine
+    from mathsearch.systems.signals import DenseLinkedSignal, SimilarQuestions, signal_from
+
+    ctx = SearchContext(dense_tiny)
+    query = SearchQuery.from_text("Is there an easy proof that prime numbers never end?")
+    near = ctx.dense.search_questions(ctx.dense.encode(query.title), 5)
+    assert max(near, key=near.get) == 5  # thread 5, which is a duplicate of thread 4
+    sig = DenseLinkedSignal(weight=1.0, limit=5)
+    found = sig.scores(ctx, query, SimilarQuestions(ctx, query))
+    # thread 4's answer (400) with thread 5's cosine (5 links to 4), and 5's (500) through the same link seen from 4
+    assert found[400] == pytest.approx(near[5]) and found[500] == pytest.approx(near[4])
+    assert set(found) == {400, 500}
+    assert DenseLinkedSignal(weight=1.0, limit=5, types="related").scores(ctx, query, SimilarQuestions(ctx, query)) == {}
+    # thread 5 hidden: nothing is reached through it any more
+    hidden = SimilarQuestions(ctx, query).hiding([5])
+    assert 5 not in hidden.dense(5) and 400 not in sig.scores(ctx, query, hidden)
+    # in ours: weighted in, dropped with the other dense signals, a bad link type refused by name
+    raw = {"signals": {"answer": {"weight": 1.0, "fields": {"words->body": 1.0}},
+                       "linked_near": {"kind": "dense_linked", "weight": 1.0, "limit": 5}}}
+    config = OursConfig.parse(raw, "t")
+    assert "dense" in config.needs() and [n for n, _, _ in config.without_dense().signals] == ["answer"]
+    assert combine(ctx, query, config)[400] == 2.0 and combine(ctx, query, config.without_dense())[400] == 1.0
+    with pytest.raises(InputError, match="types duplicate, related, any, not 'both'"):
+        signal_from("x", {"kind": "dense_linked", "types": "both"}, "t")

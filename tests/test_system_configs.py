@@ -70,7 +70,8 @@ def test_configs_are_immutable_once_shared():
 
 
 def test_every_signal_kind_is_registered_in_one_place():
-    assert set(SIGNAL_KINDS) == {"bm25", "answer", "math", "questions", "linked", "dense", "dense_questions", "formula"}
+    assert set(SIGNAL_KINDS) == {"bm25", "answer", "math", "questions", "linked", "dense", "dense_questions",
+                                 "dense_linked", "formula"}
     assert SIGNAL_KINDS["formula"] is FormulaSignal
     # The Task 2 module no longer fills a Task 1 registry: it does not even import ours.
     import mathsearch.systems.formula as formula_module
