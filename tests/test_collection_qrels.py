@@ -9,6 +9,8 @@ import sqlite3
 
 import pytest
 from cli_support import cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mathsearch.errors import InputError
 from mathsearch.evaluation.collection_qrels import duplicate_links, duplicate_topics, own_answer_topics
@@ -116,7 +118,7 @@ def test_hidden_threads_files_say_what_they_hide_or_name_the_bad_line(tmp_path):
     hidden = read_hidden_threads(path)
     assert hidden["D.1"] == Hidden(threads=(1,)) and hidden["O.2"] == Hidden(questions=(2,))
     assert hidden["O.3"] == Hidden(threads=(3,))
-    for bad, says in (("D.1\tx\n", "expected 'topic<TAB>thread id"), ("D.1\n", "expected"),
+    for bad, says in (("D.1\tx\n", "expected 'topic<TAB>thread id"), ("D.1\n", "expected"), ("\t7\n", "expected"),
                       ("O.2\t2\tanswers\n", "thread or question, not 'answers'"), ("O.2\t2\tquestion\tx\n", "expected")):
         path.write_text("D.9\t9\n" + bad)
         with pytest.raises(InputError, match=says) as err:
@@ -201,3 +203,22 @@ def test_a_run_over_the_collections_topics_hides_what_they_name_and_a_system_tha
             "--topics", str(out / "topics.xml"), "--out", str(unhidden))
     assert r.exit_code == 2 and "cannot hide it" in r.output and "94 topics" in r.output
     assert not unhidden.exists()
+
+
+@settings(max_examples=150, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.one_of(
+    st.tuples(st.sampled_from(["D.1", "O.2", "A.3", " x "]), st.integers(-5, 10**12).map(str),
+              st.sampled_from(["", "question", "thread", " question "])).map(lambda t: "\t".join(x for x in t if x)),
+    st.text(alphabet=st.sampled_from("\tDO.0123456789 qx\r\u00a0"), max_size=20)), max_size=8))
+def test_any_hidden_threads_file_is_read_or_refused_at_its_line(tmp_path_factory, lines):
+    """Whatever a hidden-threads.tsv holds, it is read into what each topic hides, or refused with
+    an InputError naming its file and line; never another exception."""
+    path = tmp_path_factory.mktemp("hidden") / "hidden-threads.tsv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        hidden = read_hidden_threads(path)
+    except InputError as err:
+        assert str(err).startswith(f"{path}:") and (": expected" in str(err) or "third column" in str(err))
+        return
+    for topic, h in hidden.items():
+        assert isinstance(h, Hidden) and (h.threads or h.questions) and topic and topic == topic.strip()

@@ -163,6 +163,7 @@ class Topic:
 
     @property
     def hides(self) -> bool:
+        """Whether a system must leave something of the collection unread for this topic."""
         return bool(self.hidden_threads or self.hidden_questions)
 
     @property

@@ -37,7 +37,7 @@ def read_hidden_threads(path: str | Path) -> dict[str, Hidden]:
             continue
         parts = line.split("\t")
         try:
-            if len(parts) not in (2, 3):
+            if len(parts) not in (2, 3) or not parts[0].strip():
                 raise ValueError
             topic, number = parts[0].strip(), int(parts[1])
         except ValueError:

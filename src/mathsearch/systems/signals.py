@@ -6,14 +6,16 @@ The functions:
 * :func:`similar_questions` BM25 of collection questions against the topic (question-question
   similarity; topics are questions, and duplicates share vocabulary).
 * :func:`thread_scores` spreads question scores onto their answers.
-* :func:`linked_scores` answers of questions linked as duplicates to the given questions.
+* :func:`linked_scores` answers of questions linked (as duplicates, related, or either) to the given
+  questions.
 * :func:`dense_answers` / :func:`dense_questions` cosine similarity of the dense index's vectors
   (needs the optional dense index).
 
 The registry (:data:`SIGNAL_KINDS`): each kind of signal a config may name (``[signals.NAME]``
 with ``kind``, by default ``NAME``) is a frozen dataclass of its parameters that refuses unknown
-keys, with ``scores(ctx, query, similar)``; ``similar()`` gives the collection questions most like
-the topic, computed once per query for every signal that passes question scores on.
+keys, with ``scores(ctx, query, similar)``; ``similar`` (:class:`SimilarQuestions`) gives the
+collection questions most like the topic, by BM25 (``similar()``) and by vector
+(``similar.dense(limit)``), each computed once per query for every signal that starts from them.
 """
 
 from __future__ import annotations
@@ -131,7 +133,9 @@ class SimilarQuestions:
                  hidden: frozenset[int] = frozenset(), found: SimilarQuestions | None = None):
         self.ctx, self.query, self.by, self.hidden = ctx, query, by or QuestionsSignal(), hidden
         self._found = found or self  # the one that computes (a hiding view reads its results)
-        self._lock = threading.Lock()
+        # one lock a way: the BM25 search must not wait on the vector search (which waits on the
+        # topic's encoding), nor the other way round, when their signals run side by side
+        self._bm25_lock, self._dense_lock = threading.Lock(), threading.Lock()
         self._bm25: dict[int, float] | None = None
         self._dense: dict[int, dict[int, float]] = {}
 
@@ -143,7 +147,7 @@ class SimilarQuestions:
 
     def __call__(self) -> dict[int, float]:
         f = self._found
-        with f._lock:  # the questions and linked signals share one search, whichever thread asks first
+        with f._bm25_lock:  # the questions and linked signals share one search, whichever thread asks first
             if f._bm25 is None:
                 by = f.by
                 f._bm25 = similar_questions(f.ctx, f.query, by.fields, by.limit, by.max_terms)
@@ -151,7 +155,7 @@ class SimilarQuestions:
 
     def dense(self, limit: int) -> dict[int, float]:
         f = self._found
-        with f._lock:
+        with f._dense_lock:
             if limit not in f._dense:
                 f._dense[limit] = dense_questions(f.ctx, f.query, limit)
         return self._shown(f._dense[limit])
