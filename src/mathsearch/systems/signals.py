@@ -217,10 +217,10 @@ class Bm25Signal(Signal):
                    found: Mapping[int, float]) -> dict[int, float]:
         """BM25 of the fields an answer holds itself (its words, maths and comments), not those it
         borrows from its question (:data:`~mathsearch.indexes.documents.QUESTION_FIELDS`)."""
-        own = {k: w for k, w in self.fields.items() if k.partition("->")[2].strip() not in QUESTION_FIELDS}
-        if not any(w > 0 for w in own.values()) or not answers:
+        own = [c for c in clauses_from(self.fields) if c.field not in QUESTION_FIELDS and c.weight > 0]
+        if not own or not answers:
             return {}
-        return ctx.text.score_answers(query.bags, clauses_from(own), answers, self.max_terms)
+        return ctx.text.score_answers(query.bags, own, answers, self.max_terms)
 
 
 @dataclass(frozen=True)
@@ -240,13 +240,6 @@ class QuestionsSignal(Signal):
         return thread_scores(ctx, similar())
 
 
-def _check_types(sig: LinkedSignal | DenseLinkedSignal) -> None:
-    if sig.types not in LINK_TYPES:
-        from ..errors import InputError
-
-        raise InputError(f"a linked signal follows links of types {', '.join(LINK_TYPES)}, not {sig.types!r}")
-
-
 @dataclass(frozen=True)
 class LinkedSignal(Signal):
     """Answers of questions linked (``types``: duplicate, related or any) to the similar questions by
@@ -258,31 +251,33 @@ class LinkedSignal(Signal):
     types: str = "duplicate"
 
     def __post_init__(self) -> None:
-        _check_types(self)
+        if self.types not in LINK_TYPES:
+            from ..errors import InputError
+
+            raise InputError(f"a linked signal follows links of types {', '.join(LINK_TYPES)}, not {self.types!r}")
+
+    def questions(self, similar: Similar) -> dict[int, float]:
+        """The questions whose links are followed, with their scores."""
+        return similar()
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
-        return linked_scores(ctx, similar(), self.decay, self.types)
+        return linked_scores(ctx, self.questions(similar), self.decay, self.types)
 
 
 @dataclass(frozen=True)
-class DenseLinkedSignal(Signal):
-    """Answers of questions linked (``types``: duplicate, related or any) to the ``limit`` questions
-    most like the topic by its vector, their cosine times ``decay``: a thread that a question like
-    the topic links to answers the topic too, whatever words it uses."""
+class DenseLinkedSignal(LinkedSignal):
+    """:class:`LinkedSignal` from the ``limit`` questions most like the topic by its vector (their
+    cosine): a thread that a question like the topic links to answers the topic too, whatever words
+    it uses."""
 
     KINDS = ("dense_linked",)
     NEEDS = ("dense", "store")
-    decay: float = 1.0
     types: str = "any"
     limit: int = 50
 
-    def __post_init__(self) -> None:
-        _check_types(self)
-
-    def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
-               earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
-        return linked_scores(ctx, similar.dense(self.limit), self.decay, self.types)
+    def questions(self, similar: Similar) -> dict[int, float]:
+        return similar.dense(self.limit)
 
 
 @dataclass(frozen=True)
