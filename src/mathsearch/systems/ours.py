@@ -167,11 +167,9 @@ def _combine_hiding(ctx: SearchContext, query: SearchQuery, config: OursConfig,
     never sees them).  A hidden question: the same, except that its answers keep what each signal
     says of them from their own text alone (:meth:`~.signals.Signal.own_scores`)."""
     hidden_questions = set(query.hidden_threads) | set(query.hidden_questions)
-    hidden = set(hidden_questions)
-    for answers in ctx.store.answer_ids_of_threads(query.hidden_threads).values():
-        hidden.update(answers)
-    bare = sorted({a for answers in ctx.store.answer_ids_of_threads(query.hidden_questions).values()
-                   for a in answers} - hidden)
+    answers_of = ctx.store.answer_ids_of_threads(hidden_questions)
+    hidden = hidden_questions | {a for t in query.hidden_threads for a in answers_of.get(t, ())}
+    bare = sorted({a for t in query.hidden_questions for a in answers_of.get(t, ())} - hidden)
     hidden.update(bare)
     plain = dataclasses.replace(query, hidden_threads=(), hidden_questions=())
 
