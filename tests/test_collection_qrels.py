@@ -203,6 +203,11 @@ def test_a_run_over_the_collections_topics_hides_what_they_name_and_a_system_tha
             "--topics", str(out / "topics.xml"), "--out", str(unhidden))
     assert r.exit_code == 2 and "cannot hide it" in r.output and "94 topics" in r.output
     assert not unhidden.exists()
+    # the library's own path refuses the same (every run, on Ray too, goes through run_rankings)
+    from mathsearch.systems import make_system, run_rankings
+
+    with pytest.raises(InputError, match="94 topics hide .* bm25-thread cannot hide it"):
+        run_rankings(make_system("bm25-thread"), SearchContext(sample_index), topics)
 
 
 @settings(max_examples=150, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))

@@ -26,7 +26,7 @@ from ..systems import (
     Ranker,
     SearchContext,
     System,
-    hides_threads,
+    check_hiding,
     needs_of,
     resolve,
     run_system,
@@ -93,11 +93,10 @@ def open_run(task: int, system: str | None, index_dir: str | Path, topics: str |
     ctx.require(("store", *needs_of(sys_obj)))  # every index the run reads, checked before any work
     read = ReadReport(source=str(formulas or topics))
     topic_list = read_topics(topics, formulas, read)
-    hiding = sum(t.hides for t in topic_list)
-    if hiding and not hides_threads(sys_obj):
-        raise InputError(f"{topics}: {hiding:,} topics hide the question they were drawn from (the "
-                         f"{HIDDEN_FILE} beside them), and {spec(sys_obj)} cannot hide it, so it would "
-                         "find the question itself; run ours on them")
+    try:  # before any search (run_rankings checks the same), naming the file
+        check_hiding(sys_obj, topic_list)
+    except InputError as exc:
+        raise InputError(f"{topics} (with the {HIDDEN_FILE} beside it): {exc}") from None
     return RunSource(task, sys_obj, ctx, topic_list, read)
 
 

@@ -14,7 +14,7 @@ import functools
 import os
 import threading
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -163,6 +163,15 @@ def hides_threads(system: Any) -> bool:
     ``hidden_questions``: topics drawn from the collection itself); a system says so with
     ``HIDES = True``.  One that does not would find the asking question itself."""
     return bool(getattr(system, "HIDES", False))
+
+
+def check_hiding(system: Any, topics: Iterable[Topic]) -> None:
+    """Refuse (:class:`InputError`) to run ``system`` on topics that hide part of the collection
+    when it cannot hide it (:func:`hides_threads`): it would find the asking question itself."""
+    hiding = sum(t.hides for t in topics)
+    if hiding and not hides_threads(system):
+        raise InputError(f"{hiding:,} topics hide the question they were drawn from, and {spec(system)} cannot "
+                         "hide it, so it would find the question itself; run ours on them")
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from ..errors import MathsearchError
 from ..ranking import Ranking
 from ..records import FormulaHit, ScoredDoc, Topic
-from .base import SearchContext, SearchQuery, spec
+from .base import SearchContext, SearchQuery, check_hiding, spec
 
 MAX_HITS = 1000
 
@@ -36,6 +36,7 @@ def run_rankings(
 ) -> dict[str, Ranking]:
     """``{topic id: ranking}`` of a system over topics (each cut at ``limit``)."""
     topics = list(topics)
+    check_hiding(system, topics)
     out: dict[str, Ranking] = {}
     for i, topic in enumerate(topics, 1):
         out[topic.topic_id] = top(system.search(ctx, SearchQuery.from_topic(topic), limit), limit)

@@ -47,7 +47,7 @@ from ..answers.passages import MAX_ANSWER_CHARS
 from ..config import read_toml
 from ..errors import InputError
 from ..records import Task3Answer, Topic
-from .base import SearchContext, SearchQuery, make_system, needs_of, register, spec
+from .base import SearchContext, SearchQuery, check_hiding, make_system, needs_of, register, spec
 
 DEFAULT_SYSTEM = "extract"  # what `mathsearch answer` and `run --task 3` run unless told
 DEFAULT_BASE_NEEDS = ("store", "text", "formula")  # ours:dense=False; dense vectors used when present
@@ -310,6 +310,7 @@ class Generate:
 
 def run_answers(system, ctx: SearchContext, topics: list[Topic], progress=None) -> tuple[list[Task3Answer], list[str]]:
     """The Task 3 answers of ``system`` for ``topics`` (one each), and notes on the way."""
+    check_hiding(system, topics)
     tag = spec(system)
     out: list[Task3Answer] = []
     notes: list[str] = []
