@@ -112,5 +112,5 @@ def test_dense_linked_gives_the_threads_that_the_questions_most_like_the_topic_l
     config = OursConfig.parse(raw, "t")
     assert "dense" in config.needs() and [n for n, _, _ in config.without_dense().signals] == ["answer"]
     assert combine(ctx, query, config)[400] == 2.0 and combine(ctx, query, config.without_dense())[400] == 1.0
-    with pytest.raises(InputError, match="types duplicate, related, any, not 'both'"):
+    with pytest.raises(InputError, match=r"system config t \[signals.x\]: .*types duplicate, related, any, not 'both'"):
         signal_from("x", {"kind": "dense_linked", "types": "both"}, "t")

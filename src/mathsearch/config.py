@@ -90,4 +90,7 @@ def typed(cls: type[T], section: Mapping[str, Any], where: str, ignore: tuple[st
         raise InputError(f"system config {where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}")
     hints = typing.get_type_hints(cls)
     values = {k: _convert(v, hints[k], f"{where}.{k}") for k, v in section.items() if k in fields}
-    return cls(**values)
+    try:
+        return cls(**values)
+    except InputError as exc:  # a record's own check of its values: say where they were written
+        raise InputError(f"system config {where}: {exc}") from None
