@@ -89,3 +89,29 @@ def test_ours_needs_follow_its_config(tmp_path):
     assert "dense" in make_system(f"ours:config={dense_only}").needs()
     assert "dense" not in make_system(f"ours:config={dense_only},dense=false").needs()
     assert isinstance(OursConfig.parse({"signals": {}}, "x"), OursConfig)
+
+
+def test_a_config_may_start_from_another_and_say_only_what_it_changes(tmp_path):
+    from mathsearch.config import read_toml
+
+    packaged = read_toml("", "ours.toml")
+    variant = tmp_path / "variant.toml"
+    variant.write_text('base = "ours.toml"\n[signals.answer.fields]\n"words->body" = 1.5\n[signals.extra]\nkind = "dense"\nweight = 0.5\n')
+    got = read_toml(str(variant), "ours.toml")
+    assert got["signals"]["answer"]["fields"]["words->body"] == 1.5
+    assert got["signals"]["answer"]["fields"]["math->body_math"] == packaged["signals"]["answer"]["fields"]["math->body_math"]
+    assert list(got["signals"]) == [*packaged["signals"], "extra"] and "base" not in got
+    assert ours_config(str(variant)).signals[-1][0] == "extra"
+    # a base beside the file comes first, and chains
+    (tmp_path / "mid.toml").write_text('base = "ours.toml"\ndepth = 50\n')
+    (tmp_path / "top.toml").write_text('base = "mid.toml"\n[signals.answer]\nweight = 3.0\n')
+    top = read_toml(str(tmp_path / "top.toml"), "ours.toml")
+    assert top["depth"] == 50 and top["signals"]["answer"]["weight"] == 3.0 and top["signals"]["dense_questions"]
+    # refused, naming the file: a base that is nowhere, not a name, or a loop
+    for text, says in (('base = "nowhere.toml"\n', "neither a file beside it nor a packaged config"),
+                       ("base = 3\n", "base should name a config file"),
+                       ('base = "loop.toml"\n', "its bases go round")):
+        (tmp_path / "loop.toml").write_text(text)
+        with pytest.raises(InputError, match=says) as err:
+            read_toml(str(tmp_path / "loop.toml"), "ours.toml")
+        assert str(tmp_path / "loop.toml") in str(err.value)

@@ -26,7 +26,18 @@ T = TypeVar("T")
 
 def read_toml(path: str, packaged: str) -> dict[str, Any]:
     """The TOML file at ``path``, or when empty the config ``packaged`` shipped in
-    ``mathsearch/systems/`` (a new dict each call: tuning scripts change their copy)."""
+    ``mathsearch/systems/`` (a new dict each call: tuning scripts change their copy).
+
+    A file may start from another: ``base = "FILE"`` (a file beside it, else a packaged config's
+    name, e.g. ``"ours.toml"``) gives every value the file does not set itself; tables merge key by
+    key, so a variant of a config is written as the few values it changes."""
+    return _read_with_base(path, packaged, ())
+
+
+_MAX_BASES = 8  # a chain of bases longer than this is a loop, or a mistake
+
+
+def _read_one(path: str, packaged: str) -> dict[str, Any]:
     try:
         if path:
             text = Path(path).read_text(encoding="utf-8")
@@ -37,6 +48,34 @@ def read_toml(path: str, packaged: str) -> dict[str, Any]:
         raise InputError(f"system config {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"system config {path or packaged}: {exc}") from None
+
+
+def _read_with_base(path: str, packaged: str, chain: tuple[str, ...]) -> dict[str, Any]:
+    where = path or packaged
+    data = _read_one(path, packaged)
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if not isinstance(base, str) or not base:
+        raise InputError(f"system config {where}: base should name a config file, not {base!r}")
+    if len(chain) >= _MAX_BASES or where in chain:
+        raise InputError(f"system config {where}: its bases go round or too deep ({' -> '.join((*chain, where))})")
+    beside = Path(path).parent / base if path else None
+    if beside is not None and beside.is_file():
+        parent = _read_with_base(str(beside), packaged, (*chain, where))
+    elif resources.files(__package__).joinpath("systems", base).is_file():
+        parent = _read_with_base("", base, (*chain, where))
+    else:
+        raise InputError(f"system config {where}: its base {base!r} is neither a file beside it nor a packaged config")
+    return _merged(parent, data)
+
+
+def _merged(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over``'s values, tables merged key by key (new keys after the base's)."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def frozen(value: Any) -> Any:
