@@ -67,8 +67,10 @@ def _wait(url: str, server: subprocess.Popen, timeout: float = 120.0) -> bytes:
 def test_wheel_installs_indexes_and_serves_the_typeset_page(tmp_path: Path) -> None:
     source = _checkout_copy(tmp_path / "checkout")
     dist = tmp_path / "dist"
-    built = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(source)], env=_env(),
-                           capture_output=True, text=True, timeout=1200)
+    # CFLAGS=-O0 takes the place of the interpreter's -O3 -Wall: the same modules, sources and files
+    # in the wheel, built in 59 s instead of 141 s here; every other test runs the -O3 build of setup.sh.
+    built = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
+                           env={**_env(), "CFLAGS": "-O0"}, capture_output=True, text=True, timeout=1200)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     wheels, sdists = sorted(dist.glob("*.whl")), sorted(dist.glob("*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, sorted(p.name for p in dist.iterdir())
