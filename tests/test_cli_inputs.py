@@ -168,6 +168,16 @@ def test_empty_query_refused(sample_index):
         assert "query is empty" in result.stderr
 
 
+def test_a_query_of_punctuation_only_is_refused_and_a_symbol_is_searched(sample_index):
+    # "?" found the vectors' nearest posts to a question mark (noise); "π" is maths typed plain
+    for query in ("?", "...", "= ?", "? [algebra]"):
+        result = invoke("search", "--index", sample_index, "--system", "bm25-thread", query)
+        assert result.exit_code == 2, (query, result.output)
+        assert "has no word, number or formula to search for" in result.stderr, result.stderr
+    result = invoke("search", "--index", sample_index, "--system", "ours", "π")
+    assert result.exit_code == 0 and "searched as: $\\pi$" in result.stdout, result.output
+
+
 @pytest.mark.parametrize("value", ["0", "-3"])
 def test_depth_and_top_must_be_positive(sample_index, a_run, tmp_path, value):
     out = tmp_path / "r.tsv"

@@ -113,6 +113,8 @@ def test_task3_answers_with_sources(client):
     ({"q": "x" * (MAX_QUERY + 1)}, 422, "at most 1000 characters"),
     ({"q": ""}, 422, "at least 1 character"),
     ({"q": "$ $"}, 422, "String should match pattern"),
+    ({"q": "?"}, 422, "String should match pattern"),  # nothing to search for (searcher.SEARCHABLE)
+    ({"q": "... = ?", "task": 2}, 422, "String should match pattern"),
     ({"q": "prime", "page": 0}, 422, "greater than or equal to 1"),
     ({"q": "prime", "page": 21}, 422, "less than or equal to 20"),
     ({"q": "prime", "size": MAX_SIZE + 1}, 422, "less than or equal to 50"),
@@ -122,6 +124,13 @@ def test_bounded_inputs_are_refused_clearly(client, params, status, words):
     r = client.get("/api/search", params=params)
     assert r.status_code == status, r.text
     assert words in r.text
+
+
+def test_the_page_says_why_a_query_of_punctuation_is_refused_and_searches_a_symbol(client):
+    r = client.get("/", params={"q": "?"})
+    assert r.status_code == 400 and "has no word, number or formula to search for" in r.text
+    r = client.get("/api/search", params={"q": "∞", "size": 3})
+    assert r.status_code == 200 and r.json()["hits"] and r.json()["searched_as"][0]["latex"] == "\\infty"
 
 
 def test_thread_api_sanitises_and_links(client, sample_index):

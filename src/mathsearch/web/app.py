@@ -29,7 +29,12 @@ from pydantic import BaseModel, Field
 
 from ..browse import MAX_LATEX, formula_view, thread_of
 from ..errors import InputError, MathsearchError, NotFoundError
-from ..searcher import AnswerSource, FormulaGroup, SearchHit  # the API's records are the library's
+from ..searcher import (  # the API's records are the library's
+    SEARCHABLE,
+    AnswerSource,
+    FormulaGroup,
+    SearchHit,
+)
 from . import site
 from .render import (
     MATHJAX_DIR,
@@ -239,8 +244,9 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
 
     @app.get("/api/search", response_model=SearchOut, responses=ERRORS, tags=["api"])
     async def api_search(
-        q: str = Query(..., min_length=1, max_length=MAX_QUERY, pattern=r"[^\s$]",
-                       description="Text with $LaTeX$ formulae (something besides spaces and dollars)."),
+        q: str = Query(..., min_length=1, max_length=MAX_QUERY, pattern=SEARCHABLE,
+                       description="Text with $LaTeX$ formulae: a letter, digit or symbol besides spaces, "
+                                   "dollars and punctuation, or a $formula$."),
         task: int = Query(1, ge=1, le=3, description="1: answers, 2: formula instances, 3: one answer."),
         page: int = Query(1, ge=1, le=MAX_PAGE),
         size: int = Query(DEFAULT_SIZE, ge=1, le=MAX_SIZE, description="Hits a page."),
