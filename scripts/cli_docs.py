@@ -74,8 +74,9 @@ def options_of(command, ctx) -> list[tuple[str, str, list[str]]]:
 
 
 def _cell(text: str) -> str:
-    """Help text for a Markdown table cell: HTML-escaped, pipes escaped, one line."""
-    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
+    """Help text for a Markdown table cell: HTML-escaped, pipes escaped, one line (rich's escaped
+    ``\\[`` shown as the ``[`` the terminal shows)."""
+    return html.escape(" ".join(text.replace("\\[", "[").split()), quote=False).replace("|", "\\|")
 
 
 def render() -> str:

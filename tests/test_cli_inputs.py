@@ -254,3 +254,10 @@ def test_bad_parameter_value_names_parameter_and_type(sample_index):
     result = invoke("search", "--index", sample_index, "--system", "linked-posts:neighbours=2.5", "x")
     assert result.exit_code == 2
     assert "'2.5' is not a valid value for parameter neighbours, which takes a whole number (int)" in result.stderr
+
+
+def test_search_help_shows_the_tag_filters_it_names():
+    # rich reads "[tag]" as markup and dropped it: the help read "filters , -, score:N"
+    result = invoke("search", "--help")
+    assert result.exit_code == 0
+    assert "filters [tag], -[tag], score:N" in " ".join(result.stdout.replace("│", " ").split())

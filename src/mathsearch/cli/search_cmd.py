@@ -16,7 +16,7 @@ from ._common import console, friendly_errors, print_json
 
 def search(
     query: str = typer.Argument(..., help='Query text, formulae as $LaTeX$ or typed plain (sqrt 2, x^2+y^2=1); '
-                                          'filters [tag], -[tag], score:N, answers:N, is:accepted.'),
+                                          'filters \\[tag], -\\[tag], score:N, answers:N, is:accepted.'),  # \\[: not rich markup
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="INDEX_DIR built by `mathsearch index`."),
     task: int = typer.Option(1, "--task", help="1: answers, 2: formula instances."),
     system: str | None = typer.Option(None, "--system", "-s", help="System (default: ours for Task 1, formula for Task 2)."),
