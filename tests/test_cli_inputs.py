@@ -176,6 +176,11 @@ def test_a_query_of_punctuation_only_is_refused_and_a_symbol_is_searched(sample_
         assert "has no word, number or formula to search for" in result.stderr, result.stderr
     result = invoke("search", "--index", sample_index, "--system", "ours", "π")
     assert result.exit_code == 0 and "searched as: $\\pi$" in result.stdout, result.output
+    # Task 2 the same (as the API's pattern): "+" is refused with how to ask for it, "$+$" is searched
+    result = invoke("search", "--index", sample_index, "--task", "2", "+")
+    assert result.exit_code == 2 and "e.g. $+$" in result.stderr, result.output
+    result = invoke("search", "--index", sample_index, "--task", "2", "--top", "1", "$+$")
+    assert result.exit_code == 0 and "formula: 1 hits" in result.stdout, result.output
 
 
 @pytest.mark.parametrize("value", ["0", "-3"])

@@ -34,7 +34,7 @@ FILTER_DEPTH = 1000  # hits ranked before filters keep the first k: a filter rar
 MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet is cut at 200
 MAX_MATCHED = 10  # matched formulae listed per hit
 NO_POST = "[post not in the index]"  # the snippet of a hit whose post the store lacks
-# What a Task 1 query must hold: a character besides white space, dollars and ASCII punctuation (a
+# What a query must hold: a character besides white space, dollars and ASCII punctuation (a
 # letter, a digit, a symbol such as ∞), or a $formula$ with something in it.  "?" or "..." alone
 # has no term for any index, and the vectors' nearest posts to it are noise.  The API's pattern for
 # ``q`` is this one (\x1c-\x1f: white space to Python, not to the API's regex).
@@ -128,10 +128,11 @@ def parse_query(typed: str, task: int = 1, tags: tuple[str, ...] = ()) -> Parsed
     text, filters = parse_filters(typed)
     if filters and not text.replace("$", "").strip():
         raise InputError(f"the query has only filters ({filters.describe()}); give words or a $formula$ to search for.")
+    if not _SEARCHABLE.search(text):
+        raise InputError(f"the query {text.strip()[:40]!r} has no word, number or formula to search for"
+                         + (" (a formula of punctuation alone is searched as $LaTeX$, e.g. $+$)." if task == 2 else "."))
     if task != 2:
         q = SearchQuery.from_text(text, tags=tags)
-        if not _SEARCHABLE.search(text) and not split_math(q.title)[1]:
-            raise InputError(f"the query {text.strip()[:40]!r} has no word, number or formula to search for.")
         return ParsedQuery(typed, 1, filters, q, q.title, tuple((s.typed, s.latex) for s in q.understood))
     searched = formula_query(text)
     plain = searched[1:-1] if searched != text else None
