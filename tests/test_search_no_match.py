@@ -5,7 +5,7 @@ page and API side of plain-words maths ("searched as") and filters.  On the real
 
 from __future__ import annotations
 
-from mathsearch.systems.closeness import NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW
+from mathsearch.systems.closeness import COMMON_WORDS_ONLY, NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW
 
 OFF_TOPIC = "quaternion rotation gimbal lock"
 ON_TOPIC = "harmonic series diverges"
@@ -16,6 +16,18 @@ def test_evidence_tells_an_off_topic_query_from_an_on_topic_one(searcher):
     assert searcher.closeness(OFF_TOPIC, off.hits[0].id) < NO_CLOSE_MATCH_BELOW <= searcher.closeness(ON_TOPIC, on.hits[0].id)
     assert off.notices == [NO_CLOSE_MATCH] and off.hits  # said, and the nearest hits still shown
     assert on.notices == []
+
+
+def test_a_query_of_common_words_only_says_so(searcher):
+    # it found nothing and said nothing (or, with vectors, showed their nearest posts as matches:
+    # evidence was 1.0, "nothing to miss")
+    for query in ("why", "how to do this"):
+        result = searcher.search(query, k=3)
+        assert result.notices == [COMMON_WORDS_ONLY], (query, result.notices)
+        assert searcher.closeness(query, 255) == 0.0
+    assert searcher.search("why primes", k=3).notices != [COMMON_WORDS_ONLY]
+    declined = searcher.answer("why")
+    assert declined.mode == "declined" and declined.text == "" and declined.notes == [COMMON_WORDS_ONLY]
 
 
 def test_task3_declines_rather_than_answer_from_an_unrelated_post(searcher):

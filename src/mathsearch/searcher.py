@@ -24,7 +24,7 @@ from .formula.wildcards import to_latex as wildcard_latex
 from .ranking import Ranking
 from .readers.snippets import post_snippet
 from .systems import Answerer, Ranker, SearchContext, SearchQuery, make_system, needs_of, resolve, spec
-from .systems.closeness import NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence
+from .systems.closeness import COMMON_WORDS_ONLY, NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence, query_terms
 from .systems.runner import top
 from .text.analysis import formula_key, split_math
 from .text.filters import QueryFilters, parse_filters
@@ -316,12 +316,15 @@ class Searcher:
         return evidence(self.ctx, self.parse(query).query, best)
 
     def notices(self, query: str | ParsedQuery, task: int = 1, best: int | str | None = None) -> list[str]:
-        """Lines a person should read before the hits: "no close match" when the best Task 1 hit
-        ``best`` shares too little with the query (:data:`NO_CLOSE_MATCH_BELOW`), a ``[tag]`` no
+        """Lines a person should read before the hits: a Task 1 query of common words only, "no
+        close match" when the best Task 1 hit ``best`` shares too little with the query
+        (:data:`NO_CLOSE_MATCH_BELOW`), a ``[tag]`` no
         thread has, a filter on a field this collection does not record (so not applied)."""
         out = []
         p = self.parse(query, 2 if task == 2 else 1)
-        if task != 2 and best is not None and self.closeness(p, best) < NO_CLOSE_MATCH_BELOW:
+        if task != 2 and not any(query_terms(p.query)):
+            out.append(COMMON_WORDS_ONLY)  # said whether or not the vectors found something
+        elif task != 2 and best is not None and self.closeness(p, best) < NO_CLOSE_MATCH_BELOW:
             out.append(NO_CLOSE_MATCH)
         filters = p.filters
         if not filters:
@@ -376,6 +379,8 @@ class Searcher:
             q, question = question.query, question.typed
         elif not question.strip() or not question.replace("$", "").strip():
             raise InputError("the question is empty; give words or a $formula$.")
+        elif not _SEARCHABLE.search(question):  # as a search refuses it (parse_query)
+            raise InputError(f"the question {question.strip()[:40]!r} has no word, number or formula to answer.")
         else:
             q = SearchQuery.from_text(question, tags=tags)
         sys_obj = self._answerer(system)
@@ -385,7 +390,9 @@ class Searcher:
         else:
             made = sys_obj.answer(self.ctx, q)
         store = self.ctx.store
-        if made.sources and made.mode != "declined" and evidence(self.ctx, q, made.sources[0]) < NO_CLOSE_MATCH_BELOW:
+        if not any(query_terms(q)):  # "why": nothing to answer from, whatever the vectors found
+            made = dataclasses.replace(made, text="", mode="declined", notes=(COMMON_WORDS_ONLY,))
+        elif made.sources and made.mode != "declined" and evidence(self.ctx, q, made.sources[0]) < NO_CLOSE_MATCH_BELOW:
             # the post it would answer from shares too little with the question: say so, do not answer
             made = dataclasses.replace(made, text="", mode="declined", notes=(NO_CLOSE_MATCH, *made.notes))
         posts = store.posts(made.sources)

@@ -23,6 +23,8 @@ NO_CLOSE_MATCH_BELOW = 0.323
 
 NO_CLOSE_MATCH = ("No close match: the best hits below share little of the query (the nearest the "
                   "collection holds, not answers to it).")
+COMMON_WORDS_ONLY = ("Every word of the query is as common as 'the' or 'why', and it holds no formula: nothing "
+                     "can match its words. Add the words or a $formula$ of what you ask about.")
 
 
 def _thread_terms(ctx: SearchContext, post_id: int) -> tuple[set[str], set[str]]:
@@ -57,10 +59,11 @@ def query_terms(query: SearchQuery) -> tuple[set[str], set[str]]:
 
 def evidence(ctx: SearchContext, query: SearchQuery, post_id: int | str) -> float:
     """The idf-weighted share of the query's words and math symbols that the post's thread holds
-    (1.0 for a query with no content term: nothing to miss)."""
+    (0.0 for a query with no content term, "why" or "how to do this": no hit can show that it is
+    close, and its best hits are the vectors' nearest posts to a common word)."""
     q_words, q_maths = query_terms(query)
     if not q_words and not q_maths:
-        return 1.0
+        return 0.0
     try:
         pid = int(post_id)
     except (TypeError, ValueError):
