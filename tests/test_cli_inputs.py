@@ -266,3 +266,13 @@ def test_search_help_shows_the_tag_filters_it_names():
     result = invoke("search", "--help")
     assert result.exit_code == 0
     assert "filters [tag], -[tag], score:N" in " ".join(result.stdout.replace("│", " ").split())
+
+
+def test_search_task_is_1_or_2_and_the_library_refuses_another(sample_index):
+    # --task 7 ran Task 1 and said nothing
+    for task in ("3", "7", "0"):
+        result = invoke("search", "--index", sample_index, "--system", "bm25-thread", "--task", task, "x")
+        assert result.exit_code == 2 and "--task" in result.output, result.output
+    from mathsearch.searcher import Searcher
+    with pytest.raises(InputError, match="not 7"):
+        Searcher(sample_index).search("x", task=7)

@@ -122,6 +122,8 @@ class ParsedQuery:
 def parse_query(typed: str, task: int = 1, tags: tuple[str, ...] = ()) -> ParsedQuery:
     """The one analysis of a typed query (Tasks 1 and 2; a Task 3 question as Task 1): an empty
     query, or one of filters only, is refused with an :class:`~mathsearch.errors.InputError`."""
+    if task not in (1, 2, 3):
+        raise InputError(f"task must be 1 (answers), 2 (formulae) or 3 (one answer), not {task}.")
     if not typed.strip() or not typed.replace("$", "").strip():
         what = "words or a $formula$" if task != 2 else "a formula"
         raise InputError(f"the query is empty; give {what} to search for.")

@@ -18,7 +18,8 @@ def search(
     query: str = typer.Argument(..., help='Query text, formulae as $LaTeX$ or typed plain (sqrt 2, x^2+y^2=1); '
                                           'filters \\[tag], -\\[tag], score:N, answers:N, is:accepted.'),  # \\[: not rich markup
     index_dir: Path = typer.Option(Path("index"), "--index", "-i", help="INDEX_DIR built by `mathsearch index`."),
-    task: int = typer.Option(1, "--task", help="1: answers, 2: formula instances."),
+    task: int = typer.Option(1, "--task", min=1, max=2,
+                             help="1: answers, 2: formula instances (Task 3's one answer: `mathsearch answer`)."),
     system: str | None = typer.Option(None, "--system", "-s", help="System (default: ours for Task 1, formula for Task 2)."),
     tags: str = typer.Option("", "--tags", help="Comma-separated tags of the question."),
     top_k: int = typer.Option(10, "--top", "-k", min=1, help="Hits to show."),
