@@ -276,3 +276,18 @@ def test_search_task_is_1_or_2_and_the_library_refuses_another(sample_index):
     from mathsearch.searcher import Searcher
     with pytest.raises(InputError, match="not 7"):
         Searcher(sample_index).search("x", task=7)
+
+
+def test_eval_refuses_a_run_of_another_task_or_year(tmp_path):
+    # both printed a table of zeros (exit 0) with warnings a newcomer took for the scores
+    from conftest import DATA
+
+    run = tmp_path / "r.tsv"
+    run.write_text("A.201\tQ0\t1\t1\t2.0\tr\nA.202\tQ0\t2\t1\t1.0\tr\n")
+    result = invoke("eval", run, "--task", "2", "--qrels", DATA / "qrels" / "task2-2021.tsv", "--formulas", run)
+    assert result.exit_code == 2 and "second field is Q0, the layout of a Task 1 run" in result.stderr, result.output
+    result = invoke("eval", run, "--task", "1", "--qrels", DATA / "qrels" / "task1-2020.tsv")
+    assert result.exit_code == 2, result.output
+    assert "none of its 2 topics (A.201 ... A.202) is judged in the qrels (A.1 ... A.99, 77 topics)" in result.stderr
+    result = invoke("eval", run, "--task", "1", "--qrels", DATA / "qrels" / "task1-2021.tsv")
+    assert result.exit_code == 0 and "r.tsv" in result.stdout, result.output

@@ -131,5 +131,10 @@ def test_malformed_run_line_named_and_exit_1(tmp_path):
 def test_missing_run_and_task2_without_formulas(tmp_path):
     result = CliRunner().invoke(app, ["eval", "-t", "1", "-q", str(QRELS), str(tmp_path / "none.tsv")])
     assert result.exit_code == 2 and "does not exist" in result.output and "Traceback" not in result.output
-    result = CliRunner().invoke(app, ["eval", "-t", "2", "-q", str(DATA / "qrels" / "task2-2021.tsv"), str(RUN)])
+    task2_run = tmp_path / "t2.tsv"
+    task2_run.write_text("B.201\t123\t456\t1\t1.0\tr\n")
+    result = CliRunner().invoke(app, ["eval", "-t", "2", "-q", str(DATA / "qrels" / "task2-2021.tsv"), str(task2_run)])
     assert result.exit_code == 2 and "--formulas" in result.output
+    # a Task 1 run given as Task 2 is told by its layout first
+    result = CliRunner().invoke(app, ["eval", "-t", "2", "-q", str(DATA / "qrels" / "task2-2021.tsv"), str(RUN)])
+    assert result.exit_code == 2 and "the layout of a Task 1 run" in result.output

@@ -16,6 +16,7 @@ the share of judged hits at ranks 1..1000, per-category means, and the run check
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,6 +36,11 @@ from .results import EvalReport, RunResult, Test, compare, finish, is_trec_layou
 from .subcollection import restrict_qrels
 from .task3 import Task3Scores, overlap_scores, references_by_topic, relevance_scores
 from .trec import TrecScorer, judged_fractions, rank_run, trec_order
+
+
+def _natural(topic: str) -> list:
+    """A.2 before A.10: the order a person reads topic ids in."""
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", topic)]
 
 
 def _checks(
@@ -131,6 +137,12 @@ class RankedScoring:
     def score(self, result: RunResult, run: Mapping[str, Mapping[str, float]], categories: Categories | None = None) -> None:
         """Fill ``result`` (per-topic scores, means, judged fractions, notes) from one run."""
         qrels = self.judgements.qrels
+        if run and qrels and not any(t in qrels for t in run):
+            # a table of zeros and two warnings was all it said: a run of another year or task
+            ours, judged = sorted(run, key=_natural), sorted(qrels, key=_natural)
+            raise InputError(f"{result.path or result.name}: none of its {len(run)} topics ({ours[0]} ... {ours[-1]}) is "
+                             f"judged in the qrels ({judged[0]} ... {judged[-1]}, {len(judged)} topics): qrels of "
+                             f"another year or task?")
         instance_qrels = self.judgements.instance_qrels
         judged_instances = None
         if self.task == 2:

@@ -274,6 +274,8 @@ def first_line_problem(path: str | Path, task: int) -> str | None:
                 parsed = _parse_line(line.split(None, 5), task)
                 if isinstance(parsed, str):
                     return parsed
+                if task == 2 and parsed[1] in ("Q0", "q0"):  # read as Task 2: a run of formula "Q0"
+                    return "its second field is Q0, the layout of a Task 1 run: --task 1?"
                 rank_s, score_s = parsed[3], parsed[4]
         except UnicodeDecodeError:
             return "not UTF-8 text"
