@@ -291,3 +291,11 @@ def test_eval_refuses_a_run_of_another_task_or_year(tmp_path):
     assert "none of its 2 topics (A.201 ... A.202) is judged in the qrels (A.1 ... A.99, 77 topics)" in result.stderr
     result = invoke("eval", run, "--task", "1", "--qrels", DATA / "qrels" / "task1-2021.tsv")
     assert result.exit_code == 0 and "r.tsv" in result.stdout, result.output
+
+
+def test_a_task2_run_over_topics_without_formulae_is_refused(sample_index, tmp_path):
+    # it wrote "0 hits for 0 of 98 topics", exit 0
+    out = tmp_path / "r.tsv"
+    result = invoke("run", "--index", sample_index, "--task", "2", "--topics", TOPICS_2020, "--out", out)
+    assert result.exit_code == 2 and "holds no Task 2 topic" in result.stderr, result.output
+    assert not out.exists()

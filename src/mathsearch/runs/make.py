@@ -93,6 +93,9 @@ def open_run(task: int, system: str | None, index_dir: str | Path, topics: str |
     ctx.require(("store", *needs_of(sys_obj)))  # every index the run reads, checked before any work
     read = ReadReport(source=str(formulas or topics))
     topic_list = read_topics(topics, formulas, read)
+    if task == 2 and not any(t.formula_id for t in topic_list):  # it wrote a run of 0 hits, exit 0
+        raise InputError(f"{topics} holds no Task 2 topic (none names a query formula in <Formula_Id>): "
+                         f"Task 2 topics, or --task 1 for these.")
     try:  # before any search (run_rankings checks the same), naming the file
         check_hiding(sys_obj, topic_list)
     except InputError as exc:
