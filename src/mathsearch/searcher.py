@@ -377,14 +377,8 @@ class Searcher:
         the question's Task 1 ranking by :meth:`answer_base`, already made (a server keeps it), to
         draw from instead of searching again; ``question`` parsed already (:meth:`parse`, as Task 1)
         is not read again."""
-        if isinstance(question, ParsedQuery):
-            q, question = question.query, question.typed
-        elif not question.strip() or not question.replace("$", "").strip():
-            raise InputError("the question is empty; give words or a $formula$.")
-        elif not _SEARCHABLE.search(question):  # as a search refuses it (parse_query)
-            raise InputError(f"the question {question.strip()[:40]!r} has no word, number or formula to answer.")
-        else:
-            q = SearchQuery.from_text(question, tags=tags)
+        parsed = self.parse(question, 3, tags)  # refused as a search refuses it (parse_query)
+        q, question = parsed.query, parsed.typed
         sys_obj = self._answerer(system)
         self.ctx.require(("store", *needs_of(sys_obj)))
         if ranking is not None:
