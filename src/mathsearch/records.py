@@ -8,6 +8,7 @@ names of ir_measures (query_id, doc_id, relevance, score).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 
@@ -139,6 +140,14 @@ class TopicFormula:
     latex: str
     kind: FormulaKind
     thread_id: int | None = None
+
+
+_NUM = re.compile(r"(\d+)")
+
+
+def topic_order(topic_id: str) -> tuple:
+    """Natural order of topic ids (A.2 before A.10)."""
+    return tuple(int(p) if p.isdigit() else p for p in _NUM.split(topic_id))
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from ..records import topic_order
 from .db import AssessDB
 from .grades import GRADED, H_M
-from .pool import topic_order
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:

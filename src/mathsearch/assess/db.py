@@ -38,10 +38,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import InputError, MathsearchError, NotFoundError
-from ..records import Topic
+from ..records import Topic, topic_order
 from ..runs.output import check_output
 from .grades import KNOWN_RELEVANCE
-from .pool import Pool, shuffle_key, topic_order
+from .pool import Pool, shuffle_key
 
 APPLICATION_ID = 0x4D534153  # "MSAS": a mathsearch assessment database
 SCHEMA_VERSION = 1

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..records import topic_order
 from ..runs.output import check_output
 from .db import AssessDB, ItemRow, Judgement, check_assessor
 from .grades import GRADED
-from .pool import ANSWER, FORMULA, TASK3, topic_order
+from .pool import ANSWER, FORMULA, TASK3
 
 FILES = {
     "task1": "qrels-task1.tsv",

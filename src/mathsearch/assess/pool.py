@@ -24,7 +24,6 @@ give the same pool.  Task 2 keeps the instances of one visual id together, best 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..ranking import ranked
 from ..readers.runs import read_formula_rankings, read_run_scores, read_task3_run
-from ..records import ReadReport
+from ..records import ReadReport, topic_order
 from ..runs.naming import check_run_name, parse_run_name, suggest_run_name
 
 ANSWER = "answer"  # a Task 1 answer post (doc_id: the post id)
@@ -131,14 +130,6 @@ class Pool:
                         "pooled": r.pooled, "unique": r.unique} for r in self.runs]
         out["skipped_lines"] = self.report.skipped_total
         return out
-
-
-_NUM = re.compile(r"(\d+)")
-
-
-def topic_order(topic_id: str) -> tuple:
-    """Natural order of topic ids (A.2 before A.10)."""
-    return tuple(int(p) if p.isdigit() else p for p in _NUM.split(topic_id))
 
 
 def shuffle_key(seed: int, topic_id: str, key: str) -> bytes:

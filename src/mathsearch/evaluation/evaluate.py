@@ -16,7 +16,6 @@ the share of judged hits at ranks 1..1000, per-category means, and the run check
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 from ..errors import InputError
 from ..readers.qrels import qrels_to_dict, read_qrels
 from ..readers.runs import read_run_scores, read_task3_run
-from ..records import ReadReport
+from ..records import ReadReport, topic_order
 from ..runs.naming import check_run_name
 from ..runs.validate import CheckReport, Problem, check_run_scores
 from .categories import Categories
@@ -36,11 +35,6 @@ from .results import EvalReport, RunResult, Test, compare, finish, is_trec_layou
 from .subcollection import restrict_qrels
 from .task3 import Task3Scores, overlap_scores, references_by_topic, relevance_scores
 from .trec import TrecScorer, judged_fractions, rank_run, trec_order
-
-
-def _natural(topic: str) -> list:
-    """A.2 before A.10: the order a person reads topic ids in."""
-    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", topic)]
 
 
 def _checks(
@@ -139,7 +133,7 @@ class RankedScoring:
         qrels = self.judgements.qrels
         if run and qrels and not any(t in qrels for t in run):
             # a table of zeros and two warnings was all it said: a run of another year or task
-            ours, judged = sorted(run, key=_natural), sorted(qrels, key=_natural)
+            ours, judged = sorted(run, key=topic_order), sorted(qrels, key=topic_order)
             raise InputError(f"{result.path or result.name}: none of its {len(run)} topics ({ours[0]} ... {ours[-1]}) is "
                              f"judged in the qrels ({judged[0]} ... {judged[-1]}, {len(judged)} topics): qrels of "
                              f"another year or task?")
