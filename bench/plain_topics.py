@@ -80,7 +80,9 @@ class _Reader:
     """LaTeX tokens read as groups, written as a person types them: ``style`` "ascii" (the issue's
     rewriting: ``(a)/(b)``, ``sqrt(2)``, ``integral from 0 to 1``, Greek spelt out) or "unicode"
     (a second typist: ``a/b`` where both sides are one term, ``√2``, ``∫_0^1``, ``∑_(k=1)^n``, Greek
-    letters, ``≤ → ∞ ∈ ℝ``), to check the reader is not fitted to one rewriting."""
+    letters, ``≤ → ∞ ∈ ℝ``), to check the reader is not fitted to one rewriting, or "words" (a third:
+    ASCII, but squares and cubes, roots and bases said in words: ``x squared``, ``square root of 2``,
+    ``cube root of (x+1)``, ``log base 2 of x``)."""
 
     def __init__(self, latex: str, style: str = "ascii"):
         self.style = style
@@ -134,6 +136,8 @@ class _Reader:
             return f"({inner})" if " choose " in f" {inner} " else inner  # {n \choose k}
         if t in ("^", "_"):
             arg = self.group()
+            if self.style == "words" and t == "^" and arg in _SPOKEN_POWERS:
+                return " " + _SPOKEN_POWERS[arg]
             return t + (arg if _simple(arg) else f"({arg})")
         if not t.startswith("\\"):
             return t
@@ -154,6 +158,8 @@ class _Reader:
             arg = self.group()
             if self.style == "unicode" and not index:
                 return f"√{_term(arg)}"
+            if self.style == "words" and index in ("", "3"):
+                return f"{'cube' if index else 'square'} root of {_term(arg)}"
             return f"root({index}, {arg})" if index else f"sqrt({arg})"
         if name in ("binom", "dbinom", "tbinom"):
             n, k = self.group(), self.group()
@@ -179,6 +185,9 @@ class _Reader:
         if name in _SYMBOLS:
             return _SYMBOLS[name]
         if name in _FUNCTIONS:
+            if self.style == "words" and name == "log" and self.peek() == "_":
+                self.pos += 1
+                return f"log base {_term(self.group())} of"
             return name
         return name  # an unknown command as its name
 
@@ -206,6 +215,9 @@ class _Reader:
         if low:
             return f"{word} over {low}"
         return word
+
+
+_SPOKEN_POWERS = {"2": "squared", "3": "cubed"}
 
 
 def _term(text: str) -> str:
@@ -266,8 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path)
     ap.add_argument("--systems", default="ours,bm25-thread")
-    ap.add_argument("--style", default="ascii", choices=("ascii", "unicode"),
-                    help="how the typist writes: the issue's ASCII rewriting, or a second one with Unicode symbols")
+    ap.add_argument("--style", default="ascii", choices=("ascii", "unicode", "words"),
+                    help="how the typist writes: the issue's ASCII rewriting, a second one with Unicode symbols, "
+                         "or a third who says squares, roots and log bases in words")
     ap.add_argument("--show", default="", help="print these topics (comma-separated ids) as rewritten and read")
     ap.add_argument("--write", type=Path, help="write the plain topics of each year as plain-words text here")
     args = ap.parse_args(argv)

@@ -46,6 +46,17 @@ SPANS = [
     ("dy/dx = xy", r"\frac{dy}{dx}=xy"),
     ("f(x) = ln(x)/x", r"f(x)=\frac{\ln(x)}{x}"),
     ("sin^2 x + cos^2 x = 1", r"\sin^2 x+\cos^2 x=1"),
+    # said in words
+    ("square root of 2", r"\sqrt{2}"),
+    ("cube root of x", r"\sqrt[3]{x}"),
+    ("square root of (x squared+1)", r"\sqrt{x^2+1}"),
+    ("x squared plus y squared equals 1", "x^2+y^2=1"),
+    ("n cubed minus 1", "n^3-1"),
+    ("log base 2 of 8", r"\log_2 8"),
+    ("log base 10 of(x+1)", r"\log_{10}(x+1)"),
+    ("2 to the power of n", "2^n"),
+    ("x raised to the power of 3", "x^3"),
+    ("x divided by 2", r"\frac{x}{2}"),
 ]
 
 
@@ -68,6 +79,14 @@ def test_a_typed_span_is_the_formula_it_spells(typed, latex):
     ("e.g. this, i.e. that", "e.g. this, i.e. that"),
     ("(see below)", "(see below)"),
     ("let x be real", "let $x$ be real"),
+    ("the square root of 2 is irrational", r"the $\sqrt{2}$ is irrational"),
+    ("prove that n squared is even", "prove that $n^{2}$ is even"),
+    ("the square root function", "the square root function"),
+    ("square root of a matrix", "square root of a matrix"),
+    ("sin of a triangle", "sin of a triangle"),
+    ("the log of the data", "the log of the data"),
+    ("plus one more", "plus one more"),
+    ("the power of prayer", "the power of prayer"),
 ])
 def test_english_stays_words_and_maths_becomes_formulae(text, expected):
     assert annotate(text)[0] == expected

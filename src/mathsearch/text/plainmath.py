@@ -1,5 +1,6 @@
 """Plain-words math in typed queries: ``sqrt 2``, ``x sin x``, ``1/n^2``, ``integral from 0 to 1 of
-x^2 dx``, ``lim x->0 sin(x)/x``, Greek letters by name, found in text and written as LaTeX.
+x^2 dx``, ``lim x->0 sin(x)/x``, Greek letters by name, and maths said in words (``square root of 2``,
+``x squared plus 1``, ``log base 2 of 8``), found in text and written as LaTeX.
 
 People who search maths rarely write LaTeX between dollars.  :func:`annotate` finds the spans of a
 typed text that are maths written as on a calculator or in an e-mail, and returns the text with each

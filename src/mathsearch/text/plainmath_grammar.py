@@ -15,11 +15,14 @@ from .plainmath_vocab import (
     NOT_NAMES,
     NOUN_BEFORE,
     RELATIONS,
+    ROOT_WORDS,
     SETS,
     SQRT,
     SUMS,
     SUPERSCRIPTS,
+    WORD_ADDITIVE,
     WORD_MULTIPLY,
+    WORD_POWERS,
     WORD_RELATIONS,
     NoMaths,
     Piece,
@@ -79,6 +82,12 @@ class Parser:
 
     def words_ahead(self, *words: str) -> bool:
         return all(self.text(i).lower() == w for i, w in enumerate(words))
+
+    def english_letter(self) -> bool:
+        """The token at the position is "a", "A", "I" or "i" used as English ("root of a matrix")."""
+        t = self.peek()
+        return t is not None and t.kind == "word" and t.text in ENGLISH_LETTERS and \
+            not letter_is_variable(t, self.peek(1))
 
     # grammar
     def choose(self) -> Piece:
@@ -149,9 +158,10 @@ class Parser:
         else:
             node = self.term()
         parts, strong = [node.latex], node.strong
-        while self.text() in ADDITIVE:
+        while self.text() in ADDITIVE or self.text().lower() in WORD_ADDITIVE:
             saved = self.pos
-            op = ADDITIVE[self.take().text]
+            sign = self.take().text
+            op = ADDITIVE.get(sign) or WORD_ADDITIVE[sign.lower()]
             right = self.attempt(self.term)
             if right is None:
                 self.pos = saved
@@ -179,9 +189,9 @@ class Parser:
         """Products written tight over others: "(d Phi)/(d u) * (d Phi)/(d v)" is a product of two
         fractions, "n(n+1)/2" one fraction."""
         node = self.tight()
-        while self.text() in ("/", "÷"):
+        while self.text() in ("/", "÷") or self.words_ahead("divided", "by"):
             saved = self.pos
-            self.pos += 1
+            self.pos += 1 if self.text() in ("/", "÷") else 2
             den = self.attempt(self.tight)
             if den is None:
                 self.pos = saved
@@ -229,6 +239,8 @@ class Parser:
         if t.kind == "word":
             if self.in_integral and is_differential(t.text, self.text(1)):
                 return False
+            if t.text.lower() in ROOT_WORDS and self.text(1).lower() == "root":
+                return True
             if t.text in ENGLISH_LETTERS and juxtaposed and t.space_before:
                 return letter_is_variable(t, self.peek(1))
             return word_class(t.text) is not None or glued_letters(t, self.peek(-1) if self.pos else None, self.peek(1)) is not None
@@ -298,6 +310,19 @@ class Parser:
             elif t.text == "'" and not t.space_before:
                 self.pos += 1
                 node = Piece(node.latex + "'", True)
+            elif t.kind == "word" and t.text.lower() in WORD_POWERS:  # "x squared"
+                self.pos += 1
+                node = Piece(node.latex + "^{" + WORD_POWERS[t.text.lower()] + "}", True)
+            elif self.words_ahead("to", "the", "power") or self.words_ahead("raised", "to", "the", "power"):
+                saved = self.pos
+                self.pos += 3 if t.text.lower() == "to" else 4
+                if self.text().lower() == "of":
+                    self.pos += 1
+                script = self.attempt(self.script)
+                if script is None:
+                    self.pos = saved
+                    break
+                node = Piece(f"{node.latex}^{{{script}}}", True)
             else:
                 break
         return node
@@ -358,6 +383,8 @@ class Parser:
             return Piece(r"\infty", True)
         if t.kind != "word":
             raise NoMaths
+        if t.text.lower() in ROOT_WORDS and self.text(1).lower() == "root":
+            return self.root()
         kind = word_class(t.text)
         if kind == "greek":
             self.pos += 1
@@ -415,6 +442,13 @@ class Parser:
         while self.text() in ("^", "_"):
             mark = self.take().text
             scripts += f"{mark}{{{self.script()}}}"
+        if name == "log" and self.text().lower() == "base" and not scripts:  # "log base 2 of 8"
+            self.pos += 1
+            scripts = f"_{{{self.script()}}}"
+        if self.text().lower() == "of":  # "log of 8", "sin of x"
+            self.pos += 1
+            if self.english_letter():
+                raise NoMaths
         if self.text() == "(":
             arg = self.bracketed()
             return Piece(join_latex(latex + scripts, arg.latex), True)
@@ -430,9 +464,15 @@ class Parser:
 
     def root(self) -> Piece:
         name = self.take().text
-        index = "3" if name in ("cbrt", "∛") else ""
+        if name.lower() in ROOT_WORDS:  # "square root", "cube root": the word "root" follows
+            self.pos += 1
+            index = ROOT_WORDS[name.lower()]
+        else:
+            index = "3" if name in ("cbrt", "∛") else ""
         if self.text().lower() == "of":
             self.pos += 1
+        if self.english_letter():
+            raise NoMaths  # "square root of a matrix"
         arg = self.power() if self.text() != "(" else self.bracketed()
         body = group_latex(arg)
         return Piece(rf"\sqrt[{index}]{{{body}}}" if index else rf"\sqrt{{{body}}}", True)

@@ -41,8 +41,13 @@ RELATIONS = {
 }
 # Relations written as words: only between two pieces of maths ("x in R", "a divides b").
 WORD_RELATIONS = {"in": r"\in", "subset": r"\subset", "equiv": r"\equiv", "divides": r"\mid",
-                   "mod": r"\pmod"}
+                   "mod": r"\pmod", "equals": "="}
 ADDITIVE = {"+": "+", "-": "-", "+-": r"\pm", "±": r"\pm", "∓": r"\mp", "−": "-"}
+# Operations said in words ("x squared plus y squared", "log base 2 of 8"): only between two pieces
+# of maths, as the word relations are, so "plus" or "squared" alone stays English.
+WORD_ADDITIVE = {"plus": "+", "minus": "-"}
+WORD_POWERS = {"squared": "2", "cubed": "3"}
+ROOT_WORDS = {"square": "", "cube": "3"}  # "square root of 2", "cube root of x"
 MULTIPLY = {"*": r"\cdot", "·": r"\cdot", "×": r"\times", "⋅": r"\cdot", "**": "^", "∘": r"\circ",
              "∩": r"\cap", "∪": r"\cup", "\\": r"\setminus"}
 WORD_MULTIPLY = {"times": r"\times", "cap": r"\cap", "cup": r"\cup", "union": r"\cup", "intersect": r"\cap"}
