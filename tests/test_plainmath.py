@@ -57,6 +57,11 @@ SPANS = [
     ("2 to the power of n", "2^n"),
     ("x raised to the power of 3", "x^3"),
     ("x divided by 2", r"\frac{x}{2}"),
+    # a function name typed against its variable; a sum's bounds without "from"
+    ("sinx", r"\sin x"),
+    ("cosx + sinx", r"\cos x+\sin x"),
+    ("lnx", r"\ln x"),
+    ("sum n=1 to infinity 1/n^2", r"\sum_{n=1}^{\infty}\frac{1}{n^2}"),
 ]
 
 
@@ -87,6 +92,7 @@ def test_a_typed_span_is_the_formula_it_spells(typed, latex):
     ("the log of the data", "the log of the data"),
     ("plus one more", "plus one more"),
     ("the power of prayer", "the power of prayer"),
+    ("the cost of it, a cosy room, mint condition", "the cost of it, a cosy room, mint condition"),
 ])
 def test_english_stays_words_and_maths_becomes_formulae(text, expected):
     assert annotate(text)[0] == expected

@@ -27,6 +27,7 @@ from .plainmath_vocab import (
     NoMaths,
     Piece,
     Token,
+    glued_function,
     glued_letters,
     group_latex,
     is_differential,
@@ -239,7 +240,7 @@ class Parser:
         if t.kind == "word":
             if self.in_integral and is_differential(t.text, self.text(1)):
                 return False
-            if t.text.lower() in ROOT_WORDS and self.text(1).lower() == "root":
+            if t.text.lower() in ROOT_WORDS and self.text(1).lower() == "root" or glued_function(t.text):
                 return True
             if t.text in ENGLISH_LETTERS and juxtaposed and t.space_before:
                 return letter_is_variable(t, self.peek(1))
@@ -385,6 +386,10 @@ class Parser:
             raise NoMaths
         if t.text.lower() in ROOT_WORDS and self.text(1).lower() == "root":
             return self.root()
+        glued = glued_function(t.text)
+        if glued is not None:
+            self.pos += 1
+            return Piece(join_latex(FUNC_LATEX.get(glued[0], "\\" + glued[0]), glued[1]), True)
         kind = word_class(t.text)
         if kind == "greek":
             self.pos += 1
@@ -494,9 +499,9 @@ class Parser:
             if a is not None:
                 return a.latex, high
             self.pos = saved
-        if not limit and word in ("from", "for") and low is None:
-            saved = self.pos
-            self.pos += 1
+        if not limit and low is None and (word in ("from", "for") or self.text(1) == "="):
+            saved = self.pos  # "from n=1 to N", or "n=1 to N" without the "from"
+            self.pos += 1 if word in ("from", "for") else 0
             a = self.attempt(self.relation)
             if a is not None and self.text().lower() == "to":
                 self.pos += 1

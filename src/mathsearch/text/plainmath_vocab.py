@@ -127,6 +127,21 @@ def word_class(word: str) -> str | None:
     return None
 
 
+# A function name typed against its variable ("sinx", "lnx", "cosx + sinx"): the usual variables
+# only, and never an English word so spelt.
+_GLUED_VARIABLES = frozenset("xyztn")
+_GLUED_ENGLISH = frozenset({"cost", "cosy", "sect", "mint", "maxt", "tant", "lnt"})
+
+
+@lru_cache(maxsize=4096)
+def glued_function(word: str) -> tuple[str, str] | None:
+    """``("sin", "x")`` for "sinx": a function name and one variable written as one word."""
+    name, var = word[:-1], word[-1]
+    if var not in _GLUED_VARIABLES or name not in FUNCTIONS or len(name) < 2 or word.lower() in _GLUED_ENGLISH:
+        return None
+    return name, var
+
+
 def glued_letters(tok: Token, before: Token | None, after: Token | None) -> str | None:
     """A short run of letters glued to an operator or a number ("xy=1", "2xy", "dy/dx") as the
     product of its letters; else None (a word)."""
