@@ -26,6 +26,7 @@ from .readers.snippets import post_snippet
 from .systems import Answerer, Ranker, SearchContext, SearchQuery, make_system, needs_of, resolve, spec
 from .systems.closeness import COMMON_WORDS_ONLY, NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence, query_terms
 from .systems.runner import top
+from .systems.spelling import Spelling, spelling
 from .text.analysis import formula_key, split_math
 from .text.filters import QueryFilters, parse_filters
 from .text.plainmath import to_latex
@@ -182,10 +183,19 @@ class SearchResult:
     hits: list[SearchHit]
     notices: list[str] = field(default_factory=list)  # read before the hits (filters, no close match)
     searched_as: list[dict[str, str]] = field(default_factory=list)  # maths typed without LaTeX, as searched
+    suggestion: str | None = None  # the query with its words no post holds respelt ("did you mean")
 
     def as_json(self) -> dict:
         return {"query": self.query, "system": self.system, "hits": [asdict(h) for h in self.hits],
-                "notices": self.notices, "searched_as": self.searched_as}
+                "notices": self.notices, "searched_as": self.searched_as, "suggestion": self.suggestion}
+
+
+def unknown_words_notice(spelt: Spelling) -> str:
+    """'No post of this collection holds "a" or "b".' (the respelt query is the result's
+    ``suggestion``: each face offers it in its own way)."""
+    quoted = [f'"{w}"' for w in spelt.unknown]
+    said = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f"No post of this collection holds {said}."
 
 
 class Searcher:
@@ -246,8 +256,9 @@ class Searcher:
         p = self.parse(query, task, tags)
         name, ranking = self.rank(p, p.task, system, k)
         best = ranking.ordered()[0] if len(ranking) else None
-        return SearchResult(p.typed, p.task, name, self.hits(p, p.task, ranking), self.notices(p, p.task, best),
-                            p.searched_as_json())
+        spelt = self.spelling(p, p.task)
+        return SearchResult(p.typed, p.task, name, self.hits(p, p.task, ranking),
+                            self.notices(p, p.task, best, spelt), p.searched_as_json(), spelt.suggestion)
 
     def rank(self, query: str | ParsedQuery, task: int = 1, system: str | None = None, k: int = 10,
              tags: tuple[str, ...] = ()) -> tuple[str, Ranking]:
@@ -317,13 +328,27 @@ class Searcher:
         answer or question id) holds what ``query`` asks about, in [0, 1]."""
         return evidence(self.ctx, self.parse(query).query, best)
 
-    def notices(self, query: str | ParsedQuery, task: int = 1, best: int | str | None = None) -> list[str]:
+    def spelling(self, query: str | ParsedQuery, task: int = 1) -> Spelling:
+        """The words of a Task 1 or 3 query that no post holds, and the query respelt with the
+        collection's nearest words (:func:`mathsearch.systems.spelling.spelling`); none for Task 2,
+        whose query is one formula."""
+        p = self.parse(query, 2 if task == 2 else 1)
+        if task == 2:
+            return Spelling((), None)
+        return spelling(self.ctx, p.query, p.typed)
+
+    def notices(self, query: str | ParsedQuery, task: int = 1, best: int | str | None = None,
+                spelt: Spelling | None = None) -> list[str]:
         """Lines a person should read before the hits: a Task 1 query of common words only, "no
         close match" when the best Task 1 hit ``best`` shares too little with the query
-        (:data:`NO_CLOSE_MATCH_BELOW`), a ``[tag]`` no
+        (:data:`NO_CLOSE_MATCH_BELOW`), the query's words no post holds (``spelt``, else
+        :meth:`spelling`), a ``[tag]`` no
         thread has, a filter on a field this collection does not record (so not applied)."""
         out = []
         p = self.parse(query, 2 if task == 2 else 1)
+        spelt = spelt if spelt is not None else self.spelling(p, task)
+        if spelt.unknown:
+            out.append(unknown_words_notice(spelt))
         if task != 2 and not any(query_terms(p.query)):
             out.append(COMMON_WORDS_ONLY)  # said whether or not the vectors found something
         elif task != 2 and best is not None and self.closeness(p, best) < NO_CLOSE_MATCH_BELOW:

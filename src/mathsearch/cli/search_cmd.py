@@ -37,6 +37,8 @@ def search(
     out = console()
     for notice in result.notices:
         out.print(f"note: {notice}", highlight=False, markup=False)
+    if result.suggestion:
+        out.print(f"did you mean: {result.suggestion}", highlight=False, markup=False)
     understood = result.searched_as
     if understood:
         out.print("searched as: " + "  ".join(f"${s['latex']}$" for s in understood), highlight=False, markup=False)

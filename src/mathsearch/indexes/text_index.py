@@ -307,3 +307,23 @@ class TextIndex:
     def answer_doc_freq(self, field: str, token: str) -> int:
         """How many answers hold ``token`` in ``field`` (the idf of "no close match" evidence)."""
         return self._a_searcher.doc_freq(field, token)
+
+    def answers_near(self, field: str, token: str, distance: int, limit: int = 50,
+                     context: Sequence[str] = ()) -> list[int]:
+        """Ids of up to ``limit`` answers holding, in ``field``, a term within ``distance`` edits of
+        ``token`` (a swap of two letters is one edit): where a misspelt word's meaning is found.
+        With ``context`` (the query's other terms), only answers holding one of them too, where any
+        does: the near word that answers about the rest of the query use."""
+        schema, searcher = self.answers.schema, self._a_searcher
+        near = tantivy.Query.fuzzy_term_query(schema, field, token, distance=distance, transposition_cost_one=True)
+        queries = [near]
+        if context:
+            about = tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, field, t))
+                                                 for t in context])
+            queries.insert(0, tantivy.Query.boolean_query([(tantivy.Occur.Must, near), (tantivy.Occur.Must, about)]))
+        for query in queries:
+            hits = searcher.search(query, limit=limit, count=False).hits
+            if hits:
+                ids = searcher.fast_field_values("id", [addr for _, addr in hits])
+                return [i for i in ids if isinstance(i, int)]
+        return []

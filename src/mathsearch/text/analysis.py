@@ -102,6 +102,12 @@ def words(text: str) -> list[str]:
     return _words_py(text)
 
 
+def word_terms(text: str) -> list[tuple[str, str]]:
+    """``(word as typed, lower-cased; its term)`` for each content word of plain text: the terms of
+    :func:`words` with the words they came from, to name a word back to the person who typed it."""
+    return [(w, t) for w in _WORD.findall(text.lower()) if (t := _WORD_TERMS[w])]
+
+
 def _words_py(text: str) -> list[str]:
     """:func:`words`, the reference of the compiled kernel."""
     return [t for t in map(_WORD_TERMS.__getitem__, _WORD.findall(text.lower())) if t]

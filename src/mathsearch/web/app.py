@@ -96,7 +96,9 @@ class SearchOut(BaseModel):
     hits: list[SearchHit]
     searched_as: list[SearchedAs] = Field([], description="Maths typed without LaTeX and the LaTeX it was searched as.")
     notices: list[str] = Field([], description="Lines to read before the hits: a [tag] no thread has, a filter "
-                                               "this collection cannot apply, no close match.")
+                                               "this collection cannot apply, no close match, words no post holds.")
+    suggestion: str | None = Field(None, description="The query with each word no post holds respelt as the "
+                                                     "collection's nearest word (\"did you mean\"); null when none is near.")
     groups: list[FormulaGroup] | None = Field(None, description="Task 2: the page's hits grouped by visual id.")
     answer: Answer | None = Field(None, description="Task 3: one answer with its sources.")
     next_page: int | None
@@ -304,6 +306,9 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
             # the query as the search read it (once, where it ran): maths typed without LaTeX, notices
             ctx["searched_as"] = [formula_html(s["latex"]) for s in found["searched_as"]] if t != 2 else []
             ctx["notices"] = found["notices"]
+            if found.get("suggestion"):  # "did you mean": the respelt query, one click away
+                ctx["suggestion"] = found["suggestion"]
+                ctx["suggestion_href"] = href("/", q=found["suggestion"], task=t)
         except (MathsearchError, HTTPException) as exc:
             ctx["error"] = public_message(str(getattr(exc, "detail", exc)), index_dir)
             shown = page(request, "search.html", 400 if isinstance(exc, MathsearchError) else exc.status_code, **ctx)

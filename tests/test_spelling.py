@@ -1,0 +1,65 @@
+"""A word no post holds ("irrationnal numbr") is named before the hits, and the query respelt with
+the collection's nearest words is offered ("did you mean"): by the library, the CLI, the API and the
+page.  On the real sample."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from mathsearch.cli import app
+from mathsearch.systems.spelling import edits, nearest_word
+
+MISSPELT = "irrationnal numbr"
+
+
+def test_edits_count_a_swap_as_one():
+    assert edits("seires", "series") == 1 and edits("kitten", "sitting") == 3
+    assert edits("numbr", "number") == 1 and edits("", "abc") == 3 and edits("abc", "abc") == 0
+
+
+def test_misspelt_words_are_named_and_respelt(searcher):
+    result = searcher.search(MISSPELT, k=3)
+    assert result.hits == []  # nothing holds them: before, 0 hits and not a word why
+    assert result.notices[0] == 'No post of this collection holds "irrationnal" or "numbr".'
+    assert result.suggestion == "irrational number"
+    again = searcher.search(result.suggestion, k=3)
+    assert again.hits and again.suggestion is None and not any("holds" in n for n in again.notices)
+
+
+def test_the_rest_of_the_query_is_kept_and_the_capital_too(searcher):
+    spelt = searcher.spelling("[calculus] converjence of seires")
+    assert spelt.unknown == ("converjence", "seires")
+    assert spelt.suggestion == "[calculus] convergence of series"  # "series" is stemmed "sery": found anyway
+    assert searcher.spelling("Fibonaci numbers").suggestion == "Fibonacci numbers"
+    assert searcher.spelling("derivitive of x^2").suggestion == "derivative of x^2"  # the formula untouched
+
+
+def test_known_words_short_words_and_far_words_are_not_respelt(searcher):
+    assert searcher.spelling("harmonic series diverges").unknown == ()
+    spelt = searcher.spelling("quaternion rotation gimbal lock")  # real words the sample lacks
+    assert spelt.unknown == ("gimbal", "lock") and spelt.suggestion is None
+    assert nearest_word(searcher.ctx, "zzzzqqq") is None
+    assert searcher.spelling("irrationnal", task=2).unknown == ()  # a Task 2 query is one formula
+
+
+def test_cli_prints_the_notice_and_the_suggestion(sample_index):
+    shown = CliRunner().invoke(app, ["search", "--index", str(sample_index), MISSPELT])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0] == 'note: No post of this collection holds "irrationnal" or "numbr".'
+    assert lines[1] == "did you mean: irrational number"
+    shown = CliRunner().invoke(app, ["search", "--index", str(sample_index), "--json", MISSPELT])
+    assert json.loads(shown.output)["suggestion"] == "irrational number"
+
+
+def test_api_and_page_offer_the_suggestion(client):
+    body = client.get("/api/search", params={"q": MISSPELT}).json()
+    assert body["hits"] == [] and body["suggestion"] == "irrational number"
+    assert body["notices"] == ['No post of this collection holds "irrationnal" or "numbr".']
+    assert client.get("/api/search", params={"q": "harmonic series diverges"}).json()["suggestion"] is None
+    html = client.get("/", params={"q": MISSPELT}).text
+    assert 'Did you mean: <a href="/?q=irrational+number&amp;task=1">irrational number</a>?' in html
+    html = client.get("/", params={"q": "derivitive of x^2", "task": "3"}).text
+    assert "derivative+of+x%5E2&amp;task=3" in html
