@@ -3,12 +3,12 @@ for each: "did you mean".
 
 A misspelt word ("irrationnal", "numbr") matches nothing, and a query of such words finds nothing
 at all without a word why.  :func:`spelling` names the query's words that no answer, nor its
-question or title, holds, and proposes for each a word of the collection one edit away (two for a
+comments, question or title, holds, and proposes for each a word of the collection one edit away (two for a
 word of eight letters or more; a swap of two letters is one edit).  tantivy's fuzzy term query
 finds the answers holding a near term, those about the query's other words first; their own words
 say which word it was and how it is spelt.  Of the near words, the fewest edits away wins, then the
-one most of those answers hold ("Lagrange multipler": "multiplier", not the commoner "multiple"),
-then the one most answers of the collection hold.  Words under five letters are not respelt: a
+one most of those answers hold, then the one most answers of the collection hold (a tie of edits is
+a guess: "multipler" may be "multiplier" or "multiples").  Words under five letters are not respelt: a
 short word the collection lacks is as often a real one ("lock") as a slip.
 """
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from ..text import analysis as ta
 from .base import SearchContext, SearchQuery
 
-# The answer index's fields of words: the answer's own, its question's body and its title.
-WORD_FIELDS = ("body", "question", "title")
+# The answer index's fields of words: the answer's own, its comments, its question's body and its title.
+WORD_FIELDS = ("body", "comments", "question", "title")
 NEAR_POSTS = 50  # answers read for the near words of one unknown word
 MIN_LENGTH = 5  # shorter words are not respelt ("lock" is not "look")
 LONG_WORD = 8  # a word this long may be two edits off, a shorter one one ("gimbal" is not "global")
