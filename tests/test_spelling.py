@@ -63,3 +63,12 @@ def test_api_and_page_offer_the_suggestion(client):
     assert 'Did you mean: <a href="/?q=irrational+number&amp;task=1">irrational number</a>?' in html
     html = client.get("/", params={"q": "derivitive of x^2", "task": "3"}).text
     assert "derivative+of+x%5E2&amp;task=3" in html
+
+
+def test_an_answer_names_the_words_and_offers_the_question_respelt(searcher, sample_index):
+    made = searcher.answer("why does the harmonic seires diverge")
+    assert made.notes[0] == 'No post of this collection holds "seires".'
+    assert made.suggestion == "why does the harmonic series diverge"
+    assert searcher.answer("why does the harmonic series diverge").suggestion is None
+    shown = CliRunner().invoke(app, ["answer", "--index", str(sample_index), "why does the harmonic seires diverge"])
+    assert shown.exit_code == 0 and "did you mean: why does the harmonic series diverge" in shown.output

@@ -424,7 +424,10 @@ class Searcher:
             thread = threads.get(post.thread_id) if post is not None else None
             title = cap(thread.title)[0] if thread is not None and thread.title else None
             sources.append(AnswerSource(int(sid), post.thread_id if post else None, title))
-        return AnswerResult(question, spec(sys_obj), made.text, sources, made.mode, list(made.notes))
+        spelt = self.spelling(parsed, 3)
+        notes = [unknown_words_notice(spelt)] if spelt.unknown else []
+        return AnswerResult(question, spec(sys_obj), made.text, sources, made.mode, notes + list(made.notes),
+                            spelt.suggestion)
 
     def _decorate(self, ranking: Ranking, p: ParsedQuery, *,
                   only: set[str] | None = None, start: int = 0, stop: int | None = None) -> list[SearchHit]:
@@ -528,6 +531,7 @@ class AnswerResult:
     sources: list[AnswerSource]
     mode: str  # extract, generate, or fallback (generation failed: the extractive answer)
     notes: list[str]
+    suggestion: str | None = None  # the question with its words no post holds respelt ("did you mean")
 
     @property
     def sources_field(self) -> str:
@@ -537,4 +541,4 @@ class AnswerResult:
     def as_json(self) -> dict:
         return {"question": self.question, "system": self.system, "answer": self.text,
                 "sources": [asdict(s) for s in self.sources], "sources_field": self.sources_field,
-                "mode": self.mode, "notes": list(self.notes)}
+                "mode": self.mode, "notes": list(self.notes), "suggestion": self.suggestion}

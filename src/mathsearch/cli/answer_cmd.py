@@ -39,6 +39,8 @@ def answer(
     err = console(stderr=True)
     for note in result.notes:
         err.print(f"warning: {note}", highlight=False, markup=False)
+    if result.suggestion:
+        err.print(f"did you mean: {result.suggestion}", highlight=False, markup=False)
     out.print(result.text, highlight=False, markup=False)
     out.print("", highlight=False)
     out.print(f"Sources: the answer is {sources_label(result.mode, len(result.sources))} (system {result.system})"
