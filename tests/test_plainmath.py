@@ -112,7 +112,31 @@ def test_dollar_formulae_and_latex_are_left_as_typed():
     out, spans = annotate(text)
     assert out == r"prove $\sqrt{2}$ is irrational and $\sqrt{3}$ too"
     assert [s.typed for s in spans] == ["sqrt 3"]
-    assert annotate(r"\frac{1}{2} plus \alpha")[0] == r"\frac{1}{2} plus \alpha"
+    # a text that delimits formulae keeps its other LaTeX as typed (topics copied with unpaired dollars)
+    assert annotate(r"show $a$ and \beta x^2 = 1")[0] == r"show $a$ and \beta x^2 = 1"
+
+
+@pytest.mark.parametrize("text,expected", [
+    (r"prove that \sqrt{2} is irrational", r"prove that $\sqrt{2}$ is irrational"),
+    (r"find \int_0^1 x^2 dx please", r"find $\int_0^1 x^2 dx$ please"),
+    (r"why is \frac{1}{2} + \frac{1}{3} = \frac{5}{6}?", r"why is $\frac{1}{2} + \frac{1}{3} = \frac{5}{6}$?"),
+    (r"\lim_{x \to 0} \frac{\sin x}{x}", r"$\lim_{x \to 0} \frac{\sin x}{x}$"),
+    (r"\text{for all } x > 0 holds", r"$\text{for all } x > 0$ holds"),  # a brace opened is closed inside
+    (r"if \alpha is a root of x^2+1 then", r"if $\alpha$ is a root of $x^{2}+1$ then"),  # and plain maths beside
+    (r"\frac{1}{2} plus \alpha", r"$\frac{1}{2}$ plus $\alpha$"),
+])
+def test_latex_typed_without_dollars_is_read_as_the_formula_it_is(text, expected):
+    out, spans = annotate(text)
+    assert out == expected
+    bare = [s for s in spans if s.typed == s.latex]
+    assert bare and all(text[s.start:s.end] == s.typed for s in spans)
+
+
+def test_bare_latex_has_the_formula_signals_of_its_dollar_twin():
+    bare = SearchQuery.from_text(r"prove that \sqrt{2} is irrational")
+    dollars = SearchQuery.from_text(r"prove that $\sqrt{2}$ is irrational")
+    assert bare.bags.title_math == dollars.bags.title_math and bare.bags.title_math
+    assert bare.bags.title_words == dollars.bags.title_words
 
 
 def test_a_plain_query_has_the_formula_signals_of_its_latex_twin():

@@ -87,8 +87,9 @@ def find_plain_math(text: str) -> list[PlainSpan]:
 def annotate(text: str) -> tuple[str, list[PlainSpan]]:
     """``text`` with each plain-words math span written as ``$LaTeX$``, and those spans.
 
-    Formulae already between ``$...$``, ``\\(...\\)`` or ``\\[...\\]`` are kept as they are; a text
-    with a backslash command outside them is LaTeX typed without dollars and is left alone.
+    Formulae already between ``$...$``, ``\\(...\\)`` or ``\\[...\\]`` are kept as they are; LaTeX typed
+    without dollars (a backslash command and the maths around it: ``prove \\sqrt{2} is irrational``)
+    is put between dollars as typed (:func:`find_bare_latex`).
 
     Examples:
         >>> annotate("prove sqrt 2 is irrational")[0]
@@ -103,17 +104,89 @@ def annotate(text: str) -> tuple[str, list[PlainSpan]]:
     out: list[str] = []
     spans: list[PlainSpan] = []
     pos = 0
+    # LaTeX without dollars is read only in a text that delimits no formula: where dollars are
+    # typed (some unpaired, as in topics copied from the site), the author's LaTeX is theirs
+    bare = "$" not in text and "\\(" not in text and "\\[" not in text
     for start, end, _ in [*find_math(text, is_html=False), (len(text), len(text), "")]:
         segment = text[pos:start]
-        out.append(_annotate_segment(segment, pos, spans))
+        out.append(_annotate_segment(segment, pos, spans, bare))
         out.append(text[start:end])
         pos = end
     return "".join(out), spans
 
 
-def _annotate_segment(segment: str, offset: int, spans: list[PlainSpan]) -> str:
-    if not segment.strip() or re.search(r"\\[A-Za-z]", segment):
+# LaTeX typed without dollars ("prove \\sqrt{2} is irrational", "\\int_0^1 x^2 dx"): a chunk between
+# spaces holding a command, and the chunks around it that are maths too (scripts, operators, braces,
+# a lone letter or number, a differential after an integral), up to the first word of English.
+_CHUNK = re.compile(r"\S+")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+_MATHY = re.compile(r"[\w^_{}()\[\]+\-*/=<>.,|'!]+")
+_OPERATOR = re.compile(r"[\^_{}=+\-*/<>|]")
+_TRAILING = ".,;:?!"
+
+
+def _mathy(chunk: str, after_integral: bool) -> bool:
+    if _COMMAND.search(chunk):
+        return True
+    if not _MATHY.fullmatch(chunk):
+        return False
+    core = chunk.rstrip(_TRAILING)
+    return bool(_OPERATOR.search(core)) or len(core) == 1 or core.isdigit() or \
+        after_integral and len(core) == 2 and core[0] == "d" and core[1].isalpha()
+
+
+def _open_braces(latex: str) -> int:
+    return latex.count("{") - latex.count("\\{") - (latex.count("}") - latex.count("\\}"))
+
+
+def find_bare_latex(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text`` that are LaTeX typed without dollars: each holds a command."""
+    chunks = [(m.start(), m.end(), m.group()) for m in _CHUNK.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(chunks):
+        if not _COMMAND.search(chunks[i][2]):
+            i += 1
+            continue
+        lo = i
+        while lo > 0 and _mathy(chunks[lo - 1][2], False) and not chunks[lo - 1][2].endswith(tuple(_TRAILING)):
+            lo -= 1
+        hi = i
+        integral = r"\int" in chunks[i][2]
+        while hi + 1 < len(chunks) and (_open_braces(text[chunks[lo][0]:chunks[hi][1]]) > 0 or (
+                not chunks[hi][2].endswith(tuple(_TRAILING)) and _mathy(chunks[hi + 1][2], integral))):
+            hi += 1  # ("\\text{for all} x": a brace opened is closed in the same formula)
+            integral = integral or r"\int" in chunks[hi][2]
+        start, end = chunks[lo][0], chunks[hi][1]
+        while end > start and text[end - 1] in _TRAILING and text[start:end - 1].count("{") >= text[start:end - 1].count("}"):
+            end -= 1  # "\\sqrt{2}." ends its sentence, not its formula
+        if _open_braces(text[start:end]) != 0:  # "\\frac{1}{2": not a formula yet; left as typed
+            i = hi + 1
+            continue
+        if spans and spans[-1][1] >= start:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+        i = hi + 1
+    return spans
+
+
+def _annotate_segment(segment: str, offset: int, spans: list[PlainSpan], bare: bool) -> str:
+    if not segment.strip():
         return segment
+    if _COMMAND.search(segment) and not bare:  # a text that delimits its formulae: its LaTeX left as typed
+        return segment
+    if _COMMAND.search(segment):  # LaTeX without dollars: its spans in dollars, the rest read as below
+        out, pos = [], 0
+        for start, end in find_bare_latex(segment):
+            out.append(_annotate_segment(segment[pos:start], offset + pos, spans, bare))
+            latex = segment[start:end]
+            out += ["$", latex, "$"]
+            spans.append(PlainSpan(start + offset, end + offset, latex, latex))
+            pos = end
+        rest = segment[pos:]
+        out.append(rest if _COMMAND.search(rest) else _annotate_segment(rest, offset + pos, spans, bare))
+        return "".join(out)
     found = find_plain_math(segment)
     if not found:
         return segment
