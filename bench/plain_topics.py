@@ -236,7 +236,9 @@ def _tidy(text: str) -> str:
 
 
 def latex_to_plain(latex: str, style: str = "ascii") -> str:
-    """One formula as a person types it without LaTeX."""
+    """One formula as a person types it without LaTeX (style "bare": the LaTeX itself, without dollars)."""
+    if style == "bare":
+        return " ".join(latex.strip().strip("$").split())
     return _Reader(latex.strip().strip("$"), style).sequence()
 
 
@@ -278,9 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path)
     ap.add_argument("--systems", default="ours,bm25-thread")
-    ap.add_argument("--style", default="ascii", choices=("ascii", "unicode", "words"),
+    ap.add_argument("--style", default="ascii", choices=("ascii", "unicode", "words", "bare"),
                     help="how the typist writes: the issue's ASCII rewriting, a second one with Unicode symbols, "
-                         "or a third who says squares, roots and log bases in words")
+                         "a third who says squares, roots and log bases in words, or LaTeX typed without dollars")
     ap.add_argument("--show", default="", help="print these topics (comma-separated ids) as rewritten and read")
     ap.add_argument("--write", type=Path, help="write the plain topics of each year as plain-words text here")
     args = ap.parse_args(argv)
