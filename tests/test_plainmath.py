@@ -62,6 +62,14 @@ SPANS = [
     ("cosx + sinx", r"\cos x+\sin x"),
     ("lnx", r"\ln x"),
     ("sum n=1 to infinity 1/n^2", r"\sum_{n=1}^{\infty}\frac{1}{n^2}"),
+    # Unicode scripts and fractions
+    ("a₁ + a₂ = 3", "a_1+a_2=3"),
+    ("a₁₂", "a_{12}"),
+    ("x⁻¹", "x^{-1}"),
+    ("10²³", "10^{23}"),
+    ("∫₀¹ x dx", r"\int_0^1 x\,dx"),
+    ("∑ᵢ xᵢ", r"\sum_i x_i"),
+    ("½ + ⅓", r"\frac{1}{2}+\frac{1}{3}"),
 ]
 
 

@@ -30,6 +30,7 @@ from .plainmath_vocab import (
     ENGLISH_LETTERS,
     GREEK_UNICODE,
     SETS,
+    VULGAR,
     Piece,
     Token,
     letter_is_variable,
@@ -67,7 +68,7 @@ def find_plain_math(text: str) -> list[PlainSpan]:
     while i < len(toks):
         t = toks[i]
         if t.kind == "op" or t.kind == "other" and t.text not in ("(", "[", "{", "|", "-", "√", "∫", "∑", "∏", "∞", "∂") \
-                and t.text not in GREEK_UNICODE and t.text not in SETS:
+                and t.text not in GREEK_UNICODE and t.text not in SETS and t.text not in VULGAR:
             i += 1
             continue
         parser.pos = i

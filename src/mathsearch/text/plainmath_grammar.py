@@ -18,8 +18,10 @@ from .plainmath_vocab import (
     ROOT_WORDS,
     SETS,
     SQRT,
+    SUBSCRIPTS,
     SUMS,
     SUPERSCRIPTS,
+    VULGAR,
     WORD_ADDITIVE,
     WORD_MULTIPLY,
     WORD_POWERS,
@@ -250,7 +252,7 @@ class Parser:
         if t.text == "|":
             return not self.in_abs and not (juxtaposed and t.space_before)
         return t.text in GREEK_UNICODE or t.text in SETS or t.text in SQRT or t.text in INTEGRALS \
-            or t.text in SUMS or t.text == "∞" or t.text == "..." or t.text == "∂"
+            or t.text in SUMS or t.text == "∞" or t.text == "..." or t.text == "∂" or t.text in VULGAR
 
     def memo(self, name: str, fn) -> Piece:  # noqa: ANN001 - a parse method
         """``fn()`` parsed once per position and state (packrat): backtracking over nested brackets
@@ -293,12 +295,13 @@ class Parser:
             t = self.peek()
             if t is None:
                 break
-            if t.text in ("^", "_") or t.text in SUPERSCRIPTS:
+            if t.text in SUPERSCRIPTS or t.text in SUBSCRIPTS:  # "x²", "a₁₂", "x⁻¹": a run of them, one script
+                mark, table = ("^", SUPERSCRIPTS) if t.text in SUPERSCRIPTS else ("_", SUBSCRIPTS)
+                node = Piece(f"{node.latex}{mark}{{{self.unicode_script(table)}}}", True)
+                continue
+            if t.text in ("^", "_"):
                 saved = self.pos
                 self.pos += 1
-                if t.text in SUPERSCRIPTS:
-                    node = Piece(node.latex + "^{" + SUPERSCRIPTS[t.text] + "}", True)
-                    continue
                 script = self.attempt(self.script)
                 if script is None:
                     self.pos = saved
@@ -327,6 +330,14 @@ class Parser:
             else:
                 break
         return node
+
+    def unicode_script(self, table: dict[str, str]) -> str:
+        """The run of Unicode super- or subscript characters at the position, as plain characters."""
+        out = self.take().text
+        text = table[out]
+        while (t := self.peek()) is not None and t.text in table and not t.space_before:
+            text += table[self.take().text]
+        return text
 
     def script(self) -> str:
         if self.text() in ("(", "{", "["):
@@ -382,6 +393,9 @@ class Parser:
         if t.text == "∞":
             self.pos += 1
             return Piece(r"\infty", True)
+        if t.text in VULGAR:
+            self.pos += 1
+            return Piece(VULGAR[t.text], True)
         if t.kind != "word":
             raise NoMaths
         if t.text.lower() in ROOT_WORDS and self.text(1).lower() == "root":
@@ -483,7 +497,12 @@ class Parser:
         return Piece(rf"\sqrt[{index}]{{{body}}}" if index else rf"\sqrt{{{body}}}", True)
 
     def bounds(self, low: str | None, high: str | None, limit: bool) -> tuple[str | None, str | None]:
-        """Scripts ``_a^b``, or "from a to b" (sums and integrals), or "as x -> a" (limits)."""
+        """Scripts ``_a^b`` (or Unicode ``₀¹``), or "from a to b" (sums and integrals), or "as x -> a" (limits)."""
+        while self.text() in SUBSCRIPTS or self.text() in SUPERSCRIPTS:
+            if self.text() in SUBSCRIPTS:
+                low = self.unicode_script(SUBSCRIPTS)
+            else:
+                high = self.unicode_script(SUPERSCRIPTS)
         while self.text() in ("_", "^"):
             mark = self.take().text
             value = self.script() if mark == "^" else group_latex(self.subscript())

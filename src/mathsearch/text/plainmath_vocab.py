@@ -52,7 +52,12 @@ MULTIPLY = {"*": r"\cdot", "·": r"\cdot", "×": r"\times", "⋅": r"\cdot", "**
              "∩": r"\cap", "∪": r"\cup", "\\": r"\setminus"}
 WORD_MULTIPLY = {"times": r"\times", "cap": r"\cap", "cup": r"\cup", "union": r"\cup", "intersect": r"\cap"}
 _OPERATORS = frozenset([*RELATIONS, *ADDITIVE, *MULTIPLY, "/", "^", "_"]) - {":", "|", "~"}
-SUPERSCRIPTS = {"²": "2", "³": "3", "¹": "1", "⁴": "4", "ⁿ": "n", "⁻¹": "-1"}
+SUPERSCRIPTS = {"²": "2", "³": "3", "¹": "1", "⁴": "4", "ⁿ": "n", "⁻¹": "-1", "⁰": "0", "⁵": "5", "⁶": "6",
+                "⁷": "7", "⁸": "8", "⁹": "9", "ⁱ": "i", "⁺": "+", "⁻": "-"}
+SUBSCRIPTS = {"₀": "0", "₁": "1", "₂": "2", "₃": "3", "₄": "4", "₅": "5", "₆": "6", "₇": "7", "₈": "8", "₉": "9",
+              "ₙ": "n", "ᵢ": "i", "ⱼ": "j", "ₖ": "k", "ₘ": "m", "ₓ": "x", "₊": "+", "₋": "-"}
+VULGAR = {"½": r"\frac{1}{2}", "⅓": r"\frac{1}{3}", "⅔": r"\frac{2}{3}", "¼": r"\frac{1}{4}", "¾": r"\frac{3}{4}",
+          "⅕": r"\frac{1}{5}", "⅙": r"\frac{1}{6}", "⅛": r"\frac{1}{8}"}
 
 _TOKEN = re.compile(
     r"(?P<space>\s+)"
