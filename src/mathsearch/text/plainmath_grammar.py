@@ -26,6 +26,7 @@ from .plainmath_vocab import (
     WORD_MULTIPLY,
     WORD_POWERS,
     WORD_RELATIONS,
+    Cursor,
     NoMaths,
     Piece,
     Token,
@@ -35,62 +36,21 @@ from .plainmath_vocab import (
     is_differential,
     join_latex,
     letter_is_variable,
+    set_like,
     word_class,
 )
 
 MAX_DEPTH = 60  # nested factors and atoms a span may hold; deeper input stays words
 
-class Parser:
+class Parser(Cursor):
     """ASCII maths from ``toks[pos]`` on; each method returns a node or raises :class:`NoMaths`."""
 
     def __init__(self, toks: list[Token]):
-        self.toks = toks
-        self.pos = 0
+        super().__init__(toks)
         self.in_abs = 0
         self.in_integral = 0
         self.depth = 0
         self.memos: dict[tuple, tuple[Piece | None, int]] = {}
-
-    # token helpers
-    def peek(self, k: int = 0) -> Token | None:
-        i = self.pos + k
-        return self.toks[i] if i < len(self.toks) else None
-
-    def text(self, k: int = 0) -> str:
-        t = self.peek(k)
-        return t.text if t is not None else ""
-
-    def take(self) -> Token:
-        t = self.peek()
-        if t is None:
-            raise NoMaths
-        self.pos += 1
-        return t
-
-    def expect(self, *texts: str) -> str:
-        t = self.peek()
-        if t is None or t.text not in texts:
-            raise NoMaths
-        self.pos += 1
-        return t.text
-
-    def attempt(self, fn, *args):  # noqa: ANN001, ANN202 - a parse method and its arguments
-        """``fn(*args)``, or None with the position restored when it fails."""
-        saved = self.pos
-        try:
-            return fn(*args)
-        except NoMaths:
-            self.pos = saved
-            return None
-
-    def words_ahead(self, *words: str) -> bool:
-        return all(self.text(i).lower() == w for i, w in enumerate(words))
-
-    def english_letter(self) -> bool:
-        """The token at the position is "a", "A", "I" or "i" used as English ("root of a matrix")."""
-        t = self.peek()
-        return t is not None and t.kind == "word" and t.text in ENGLISH_LETTERS and \
-            not letter_is_variable(t, self.peek(1))
 
     # grammar
     def choose(self) -> Piece:
@@ -126,7 +86,7 @@ class Parser:
             saved = self.pos
             self.pos += rel[1]
             right = self.attempt(self.choose)
-            if right is None or (rel[0] in (r"\in", r"\mid", r"\subset") and rel[2] and not _set_like(right)):
+            if right is None or (rel[0] in (r"\in", r"\mid", r"\subset") and rel[2] and not set_like(right)):
                 self.pos = saved
                 break
             if rel[0] == r"\pmod":
@@ -634,11 +594,4 @@ class Parser:
             rest = t.text[1:]
             return "d" + GREEK_NAMES.get(rest, rest)
         return ""
-
-
-def _set_like(node: Piece) -> bool:
-    """The right side of a word relation ("x in R", "n in {1, 2}", "x in [0, 1]") looks like a set."""
-    lat = node.latex
-    return lat[:1].isupper() or lat.startswith(("\\{", "[", "(", r"\mathbb"))
-
 

@@ -1,6 +1,7 @@
 """The words and symbols of plain-words maths (:mod:`mathsearch.text.plainmath`): the names
 read as functions, Greek letters and big operators, the operators and relations, the tokeniser,
-and the tests that tell a word of English from a variable; the pieces the grammar builds."""
+and the tests that tell a word of English from a variable; the pieces the grammar builds and the
+cursor it moves over the tokens."""
 
 from __future__ import annotations
 
@@ -198,3 +199,57 @@ def join_latex(*parts: str) -> str:
 def group_latex(node: Piece) -> str:
     """A node as the argument of a script, a fraction or a root: its brackets dropped."""
     return node.inner if node.inner is not None else node.latex
+
+
+class Cursor:
+    """A position in a list of tokens, and the moves a backtracking parser makes over it."""
+
+    def __init__(self, toks: list[Token]):
+        self.toks = toks
+        self.pos = 0
+
+    def peek(self, k: int = 0) -> Token | None:
+        i = self.pos + k
+        return self.toks[i] if i < len(self.toks) else None
+
+    def text(self, k: int = 0) -> str:
+        t = self.peek(k)
+        return t.text if t is not None else ""
+
+    def take(self) -> Token:
+        t = self.peek()
+        if t is None:
+            raise NoMaths
+        self.pos += 1
+        return t
+
+    def expect(self, *texts: str) -> str:
+        t = self.peek()
+        if t is None or t.text not in texts:
+            raise NoMaths
+        self.pos += 1
+        return t.text
+
+    def attempt(self, fn, *args):  # noqa: ANN001, ANN202 - a parse method and its arguments
+        """``fn(*args)``, or None with the position restored when it fails."""
+        saved = self.pos
+        try:
+            return fn(*args)
+        except NoMaths:
+            self.pos = saved
+            return None
+
+    def words_ahead(self, *words: str) -> bool:
+        return all(self.text(i).lower() == w for i, w in enumerate(words))
+
+    def english_letter(self) -> bool:
+        """The token at the position is "a", "A", "I" or "i" used as English ("root of a matrix")."""
+        t = self.peek()
+        return t is not None and t.kind == "word" and t.text in ENGLISH_LETTERS and \
+            not letter_is_variable(t, self.peek(1))
+
+
+def set_like(node: Piece) -> bool:
+    """The right side of a word relation ("x in R", "n in {1, 2}", "x in [0, 1]") looks like a set."""
+    lat = node.latex
+    return lat[:1].isupper() or lat.startswith(("\\{", "[", "(", r"\mathbb"))
