@@ -57,6 +57,10 @@ SPANS = [
     ("2 to the power of n", "2^n"),
     ("x raised to the power of 3", "x^3"),
     ("x divided by 2", r"\frac{x}{2}"),
+    ("A inverse", "A^{-1}"),
+    ("A transpose A", "A^T A"),
+    ("n factorial", "n!"),
+    ("absolute value of (x-1) < 2", "|x-1|<2"),
     # a function name typed against its variable; a sum's bounds without "from"
     ("sinx", r"\sin x"),
     ("cosx + sinx", r"\cos x+\sin x"),
@@ -101,6 +105,9 @@ def test_a_typed_span_is_the_formula_it_spells(typed, latex):
     ("plus one more", "plus one more"),
     ("the power of prayer", "the power of prayer"),
     ("the cost of it, a cosy room, mint condition", "the cost of it, a cosy room, mint condition"),
+    ("the inverse function of a matrix inverse", "the inverse function of a matrix inverse"),
+    ("the absolute value of a number", "the absolute value of a number"),
+    ("over a factorial that is greater", "over a factorial that is greater"),
 ])
 def test_english_stays_words_and_maths_becomes_formulae(text, expected):
     assert annotate(text)[0] == expected

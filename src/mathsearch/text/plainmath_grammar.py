@@ -3,6 +3,7 @@ of ASCII maths that writes LaTeX as it reads, backtracking where a reading fails
 
 from __future__ import annotations
 
+from .plainmath_operators import BigOperators
 from .plainmath_vocab import (
     ADDITIVE,
     ENGLISH_LETTERS,
@@ -10,10 +11,8 @@ from .plainmath_vocab import (
     GREEK_NAMES,
     GREEK_UNICODE,
     INTEGRALS,
-    LIMITS,
     MULTIPLY,
     NOT_NAMES,
-    NOUN_BEFORE,
     RELATIONS,
     ROOT_WORDS,
     SETS,
@@ -24,9 +23,9 @@ from .plainmath_vocab import (
     VULGAR,
     WORD_ADDITIVE,
     WORD_MULTIPLY,
+    WORD_POSTFIX,
     WORD_POWERS,
     WORD_RELATIONS,
-    Cursor,
     NoMaths,
     Piece,
     Token,
@@ -42,7 +41,7 @@ from .plainmath_vocab import (
 
 MAX_DEPTH = 60  # nested factors and atoms a span may hold; deeper input stays words
 
-class Parser(Cursor):
+class Parser(BigOperators):
     """ASCII maths from ``toks[pos]`` on; each method returns a node or raises :class:`NoMaths`."""
 
     def __init__(self, toks: list[Token]):
@@ -202,7 +201,8 @@ class Parser(Cursor):
         if t.kind == "word":
             if self.in_integral and is_differential(t.text, self.text(1)):
                 return False
-            if t.text.lower() in ROOT_WORDS and self.text(1).lower() == "root" or glued_function(t.text):
+            if t.text.lower() in ROOT_WORDS and self.text(1).lower() == "root" or glued_function(t.text) or \
+                    self.words_ahead("absolute", "value", "of"):
                 return True
             if t.text in ENGLISH_LETTERS and juxtaposed and t.space_before:
                 return letter_is_variable(t, self.peek(1))
@@ -274,9 +274,13 @@ class Parser(Cursor):
             elif t.text == "'" and not t.space_before:
                 self.pos += 1
                 node = Piece(node.latex + "'", True)
-            elif t.kind == "word" and t.text.lower() in WORD_POWERS:  # "x squared"
+            elif t.kind == "word" and t.text.lower() in WORD_POWERS and node.letter not in ("a", "I"):  # "x squared"
                 self.pos += 1
                 node = Piece(node.latex + "^{" + WORD_POWERS[t.text.lower()] + "}", True)
+            elif t.kind == "word" and t.text.lower() in WORD_POSTFIX and node.letter not in ("a", "I"):
+                # "A inverse", "n factorial"; "over a factorial", "I squared it" are English
+                self.pos += 1
+                node = Piece(node.latex + WORD_POSTFIX[t.text.lower()], True)
             elif self.words_ahead("to", "the", "power") or self.words_ahead("raised", "to", "the", "power"):
                 saved = self.pos
                 self.pos += 3 if t.text.lower() == "to" else 4
@@ -290,14 +294,6 @@ class Parser(Cursor):
             else:
                 break
         return node
-
-    def unicode_script(self, table: dict[str, str]) -> str:
-        """The run of Unicode super- or subscript characters at the position, as plain characters."""
-        out = self.take().text
-        text = table[out]
-        while (t := self.peek()) is not None and t.text in table and not t.space_before:
-            text += table[self.take().text]
-        return text
 
     def script(self) -> str:
         if self.text() in ("(", "{", "["):
@@ -360,6 +356,12 @@ class Parser(Cursor):
             raise NoMaths
         if t.text.lower() in ROOT_WORDS and self.text(1).lower() == "root":
             return self.root()
+        if self.words_ahead("absolute", "value", "of") and not self.in_abs:  # "absolute value of x-1"
+            self.pos += 3
+            if self.english_letter():
+                raise NoMaths
+            inner = self.power() if self.text() != "(" else self.bracketed()
+            return Piece(f"|{group_latex(inner)}|", True)
         glued = glued_function(t.text)
         if glued is not None:
             self.pos += 1
@@ -455,143 +457,3 @@ class Parser(Cursor):
         arg = self.power() if self.text() != "(" else self.bracketed()
         body = group_latex(arg)
         return Piece(rf"\sqrt[{index}]{{{body}}}" if index else rf"\sqrt{{{body}}}", True)
-
-    def bounds(self, low: str | None, high: str | None, limit: bool) -> tuple[str | None, str | None]:
-        """Scripts ``_a^b`` (or Unicode ``₀¹``), or "from a to b" (sums and integrals), or "as x -> a" (limits)."""
-        while self.text() in SUBSCRIPTS or self.text() in SUPERSCRIPTS:
-            if self.text() in SUBSCRIPTS:
-                low = self.unicode_script(SUBSCRIPTS)
-            else:
-                high = self.unicode_script(SUPERSCRIPTS)
-        while self.text() in ("_", "^"):
-            mark = self.take().text
-            value = self.script() if mark == "^" else group_latex(self.subscript())
-            if mark == "_":
-                low = value
-            else:
-                high = value
-        word = self.text().lower()
-        if not limit and word == "over" and low is None:  # "sum over k", "integral over V"
-            saved = self.pos
-            self.pos += 1
-            a = self.attempt(self.power)
-            if a is not None:
-                return a.latex, high
-            self.pos = saved
-        if not limit and low is None and (word in ("from", "for") or self.text(1) == "="):
-            saved = self.pos  # "from n=1 to N", or "n=1 to N" without the "from"
-            self.pos += 1 if word in ("from", "for") else 0
-            a = self.attempt(self.relation)
-            if a is not None and self.text().lower() == "to":
-                self.pos += 1
-                b = self.attempt(self.end_point)
-                if b is not None:
-                    return a.latex, b
-            self.pos = saved
-        if limit and low is None:
-            saved = self.pos
-            if word == "as":
-                self.pos += 1
-            approach = self.attempt(self.approach)
-            if approach is not None:
-                return approach, high
-            self.pos = saved
-        return low, high
-
-    def subscript(self) -> Piece:
-        if self.text() in ("(", "{", "["):
-            return self.bracketed()
-        return self.atom()
-
-    def approach(self) -> str:
-        """``x -> 0``, ``x to infinity``, ``x approaches 0``, ``n goes to infinity``."""
-        var = self.atom()
-        if var.letter is None and var.latex not in GREEK_NAMES.values():
-            raise NoMaths
-        word = self.text().lower()
-        if self.text() in ("->", "→", "-->"):
-            self.pos += 1
-        elif word in ("approaches", "to"):
-            self.pos += 1
-        elif word in ("goes", "tends") and self.text(1).lower() == "to":
-            self.pos += 2
-        else:
-            raise NoMaths
-        value = self.end_point()
-        side = ""
-        if self.text() in ("+", "-") and (self.peek(1) is None or not self.starts_atom_at(1)):
-            side = "^{" + self.take().text + "}"  # one-sided: x -> 0+
-        return join_latex(var.latex, r"\to", value) + side
-
-    def end_point(self) -> str:
-        """A bound or a limit point: one factor ("x -> 0 sin(x)/x", "from 0 to infinity (sin x)/x"),
-        or a factor over a number ("pi/2")."""
-        value = self.factor()
-        while value.letter is not None and self.text() == "(" and not self.peek().space_before:  # "to f(b)"
-            value = Piece(value.latex + self.bracketed().latex, True)
-        if self.text() == "/" and self.peek(1) is not None and self.peek(1).kind == "num":
-            self.pos += 1
-            return rf"\frac{{{group_latex(value)}}}{{{self.take().text}}}"
-        return value.latex
-
-    def starts_atom_at(self, k: int) -> bool:
-        saved = self.pos
-        self.pos += k
-        try:
-            return self.starts_atom()
-        finally:
-            self.pos = saved
-
-    def big_operator(self) -> Piece:
-        t = self.take()
-        low: str | None = None
-        high: str | None = None
-        word = t.text if t.text in INTEGRALS or t.text in SUMS else t.text.lower()
-        if word in INTEGRALS:
-            cmd, kind = INTEGRALS[word], "integral"
-        elif word in SUMS:
-            cmd, kind = SUMS[word], "sum"
-        else:
-            cmd, kind = LIMITS[word], "limit"
-        low, high = self.bounds(low, high, kind == "limit")
-        bounded = low is not None or high is not None
-        if not bounded and kind == "sum" and word.isalpha() and self.pos >= 2 and \
-                self.toks[self.pos - 2].text.lower() in NOUN_BEFORE:
-            raise NoMaths  # "the sum of", "cross product": the English word
-        if self.text().lower() == "of":
-            self.pos += 1
-        if kind == "integral":
-            self.in_integral += 1
-            try:
-                body = self.attempt(self.additive)
-            finally:
-                self.in_integral -= 1
-            dx = self.differential()
-        else:
-            body = self.attempt(self.term)
-            dx = ""
-        if body is None and not dx:
-            raise NoMaths
-        if not bounded and body is not None and (not body.strong or body.latex.startswith((r"\int", r"\sum", r"\prod"))) \
-                and not dx:
-            raise NoMaths  # "integral integral from ...", "the sum S_n": no operator of its own
-        if low is None and high is None:  # bounds written after the body: "sum 1/n^2 from n=1 to oo"
-            low, high = self.bounds(low, high, kind == "limit")
-        if kind == "limit" and low is None and body is None:
-            raise NoMaths
-        scripts = ("_{" + low + "}" if low is not None else "") + ("^{" + high + "}" if high is not None else "")
-        return Piece(join_latex(cmd + scripts, body.latex if body is not None else "", dx), True)
-
-    def differential(self) -> str:
-        t = self.peek()
-        if t is None or t.kind != "word":
-            return ""
-        if is_differential(t.text, self.text(1)):
-            self.pos += 1
-            if t.text == "d":
-                var = self.take().text
-                return "d" + (GREEK_NAMES.get(var, var))
-            rest = t.text[1:]
-            return "d" + GREEK_NAMES.get(rest, rest)
-        return ""
-

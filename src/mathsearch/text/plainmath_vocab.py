@@ -48,6 +48,7 @@ ADDITIVE = {"+": "+", "-": "-", "+-": r"\pm", "±": r"\pm", "∓": r"\mp", "−"
 # of maths, as the word relations are, so "plus" or "squared" alone stays English.
 WORD_ADDITIVE = {"plus": "+", "minus": "-"}
 WORD_POWERS = {"squared": "2", "cubed": "3"}
+WORD_POSTFIX = {"inverse": "^{-1}", "transpose": "^{T}", "factorial": "!"}  # "A inverse", "n factorial"
 ROOT_WORDS = {"square": "", "cube": "3"}  # "square root of 2", "cube root of x"
 MULTIPLY = {"*": r"\cdot", "·": r"\cdot", "×": r"\times", "⋅": r"\cdot", "**": "^", "∘": r"\circ",
              "∩": r"\cap", "∪": r"\cup", "\\": r"\setminus"}
@@ -247,6 +248,14 @@ class Cursor:
         t = self.peek()
         return t is not None and t.kind == "word" and t.text in ENGLISH_LETTERS and \
             not letter_is_variable(t, self.peek(1))
+
+    def unicode_script(self, table: dict[str, str]) -> str:
+        """The run of Unicode super- or subscript characters at the position, as plain characters."""
+        out = self.take().text
+        text = table[out]
+        while (t := self.peek()) is not None and t.text in table and not t.space_before:
+            text += table[self.take().text]
+        return text
 
 
 def set_like(node: Piece) -> bool:
