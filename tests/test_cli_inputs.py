@@ -299,3 +299,31 @@ def test_a_task2_run_over_topics_without_formulae_is_refused(sample_index, tmp_p
     result = invoke("run", "--index", sample_index, "--task", "2", "--topics", TOPICS_2020, "--out", out)
     assert result.exit_code == 2 and "holds no Task 2 topic" in result.stderr, result.output
     assert not out.exists()
+
+
+def test_a_terminal_sees_searching_while_it_works_and_a_pipe_does_not(sample_index):
+    """A first search over an index with vectors loads MiniLM for ~10 s: on a terminal a line says
+    it is searching (cleared when the hits print); piped output stays exactly the hits."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "mathsearch", "search", "--index", str(sample_index), "-k", "1", "harmonic series"]
+    piped = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert piped.returncode == 0 and "Searching" not in piped.stdout + piped.stderr
+    leader, follower = pty.openpty()
+    done = subprocess.run(cmd, stdin=follower, stdout=follower, stderr=follower, timeout=300,
+                          env={**os.environ, "TERM": "xterm", "COLUMNS": "100"})
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert done.returncode == 0 and b"Searching..." in seen and b"1 hits" in seen

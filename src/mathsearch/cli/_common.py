@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from functools import wraps
 from typing import Any, TypeVar
 
@@ -26,6 +27,16 @@ def console(stderr: bool = False) -> Console:
     if not c.is_terminal:
         c.soft_wrap = True
     return c
+
+
+def searching() -> AbstractContextManager[object]:
+    """"Searching..." on standard error while a search or an answer runs, on a terminal only (piped
+    output and logs stay as they were): the first search over an index with vectors loads the
+    MiniLM encoder, about 10 s in which nothing else is printed."""
+    err = console(stderr=True)
+    if not err.is_terminal:
+        return nullcontext()
+    return err.status("Searching...")
 
 
 # Error messages are one sentence: never hard-wrapped, on a terminal or not.

@@ -15,7 +15,7 @@ import typer
 
 from ..answers import sources_label
 from ..searcher import Searcher
-from ._common import console, friendly_errors, print_json
+from ._common import console, friendly_errors, print_json, searching
 
 
 def answer(
@@ -31,7 +31,8 @@ def answer(
     """Print one answer to QUESTION (at most 1,200 characters, LaTeX between $) and the posts it came from."""
     if llm_key is not None:
         os.environ["MATHSEARCH_LLM_KEY"] = llm_key  # read by the endpoint; never part of the system's spec
-    result = Searcher(index_dir).answer(question, system, tuple(t.strip() for t in tags.split(",") if t.strip()))
+    with searching():  # on a terminal, a line while it works: a first search with vectors loads MiniLM (~10 s)
+        result = Searcher(index_dir).answer(question, system, tuple(t.strip() for t in tags.split(",") if t.strip()))
     if json_out:
         print_json(result.as_json())
         return

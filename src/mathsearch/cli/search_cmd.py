@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from ..readers.snippets import tex_shown
 from ..searcher import Searcher
-from ._common import console, friendly_errors, print_json
+from ._common import console, friendly_errors, print_json, searching
 
 
 def search(
@@ -30,7 +30,8 @@ def search(
     Titles and matched formulae longer than 200 characters are cut ("..."; with --json the hit's
     "cut" lists the fields shortened), as snippets are; at most 10 matched formulae are listed.
     """
-    result = Searcher(index_dir).search(query, task, system, top_k, tuple(t.strip() for t in tags.split(",") if t.strip()))
+    with searching():  # on a terminal, a line while it works: a first search with vectors loads MiniLM (~10 s)
+        result = Searcher(index_dir).search(query, task, system, top_k, tuple(t.strip() for t in tags.split(",") if t.strip()))
     if json_out:
         print_json(result.as_json())
         return
