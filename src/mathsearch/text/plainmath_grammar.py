@@ -24,7 +24,6 @@ from .plainmath_vocab import (
     WORD_ADDITIVE,
     WORD_MULTIPLY,
     WORD_POSTFIX,
-    WORD_POWERS,
     WORD_RELATIONS,
     NoMaths,
     Piece,
@@ -274,11 +273,8 @@ class Parser(BigOperators):
             elif t.text == "'" and not t.space_before:
                 self.pos += 1
                 node = Piece(node.latex + "'", True)
-            elif t.kind == "word" and t.text.lower() in WORD_POWERS and node.letter not in ("a", "I"):  # "x squared"
-                self.pos += 1
-                node = Piece(node.latex + "^{" + WORD_POWERS[t.text.lower()] + "}", True)
             elif t.kind == "word" and t.text.lower() in WORD_POSTFIX and node.letter not in ("a", "I"):
-                # "A inverse", "n factorial"; "over a factorial", "I squared it" are English
+                # "x squared", "A inverse", "n factorial"; "over a factorial", "I squared it" are English
                 self.pos += 1
                 node = Piece(node.latex + WORD_POSTFIX[t.text.lower()], True)
             elif self.words_ahead("to", "the", "power") or self.words_ahead("raised", "to", "the", "power"):

@@ -4,6 +4,8 @@ an integral's differential, read with the grammar's own productions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .plainmath_vocab import (
     GREEK_NAMES,
     INTEGRALS,
@@ -25,35 +27,17 @@ class BigOperators(Cursor):
     """The grammar's big operators; the productions they read bounds and bodies with are
     :class:`~mathsearch.text.plainmath_grammar.Parser`'s."""
 
+    # the grammar's own state and productions, which Parser defines: declared here for the type checker
     in_integral: int
-
-    # the grammar's productions (Parser)
-    def relation(self, commas: bool = False) -> Piece:
-        raise NotImplementedError
-
-    def additive(self) -> Piece:
-        raise NotImplementedError
-
-    def term(self) -> Piece:
-        raise NotImplementedError
-
-    def factor(self) -> Piece:
-        raise NotImplementedError
-
-    def power(self) -> Piece:
-        raise NotImplementedError
-
-    def atom(self) -> Piece:
-        raise NotImplementedError
-
-    def script(self) -> str:
-        raise NotImplementedError
-
-    def bracketed(self) -> Piece:
-        raise NotImplementedError
-
-    def starts_atom(self, juxtaposed: bool = False) -> bool:
-        raise NotImplementedError
+    relation: Callable[..., Piece]
+    additive: Callable[[], Piece]
+    term: Callable[[], Piece]
+    factor: Callable[[], Piece]
+    power: Callable[[], Piece]
+    atom: Callable[[], Piece]
+    script: Callable[[], str]
+    bracketed: Callable[[], Piece]
+    starts_atom: Callable[..., bool]
 
     def bounds(self, low: str | None, high: str | None, limit: bool) -> tuple[str | None, str | None]:
         """Scripts ``_a^b`` (or Unicode ``₀¹``), or "from a to b" (sums and integrals), or "as x -> a" (limits)."""

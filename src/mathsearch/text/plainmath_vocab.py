@@ -47,8 +47,8 @@ ADDITIVE = {"+": "+", "-": "-", "+-": r"\pm", "±": r"\pm", "∓": r"\mp", "−"
 # Operations said in words ("x squared plus y squared", "log base 2 of 8"): only between two pieces
 # of maths, as the word relations are, so "plus" or "squared" alone stays English.
 WORD_ADDITIVE = {"plus": "+", "minus": "-"}
-WORD_POWERS = {"squared": "2", "cubed": "3"}
-WORD_POSTFIX = {"inverse": "^{-1}", "transpose": "^{T}", "factorial": "!"}  # "A inverse", "n factorial"
+# Said after what they apply to: "x squared", "A inverse", "n factorial".
+WORD_POSTFIX = {"squared": "^{2}", "cubed": "^{3}", "inverse": "^{-1}", "transpose": "^{T}", "factorial": "!"}
 ROOT_WORDS = {"square": "", "cube": "3"}  # "square root of 2", "cube root of x"
 MULTIPLY = {"*": r"\cdot", "·": r"\cdot", "×": r"\times", "⋅": r"\cdot", "**": "^", "∘": r"\circ",
              "∩": r"\cap", "∪": r"\cup", "\\": r"\setminus"}
