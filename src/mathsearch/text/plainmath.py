@@ -104,13 +104,14 @@ def annotate(text: str) -> tuple[str, list[PlainSpan]]:
         return text, []
     out: list[str] = []
     spans: list[PlainSpan] = []
-    pos = 0
     # LaTeX without dollars is read only in a text that delimits no formula: where dollars are
     # typed (some unpaired, as in topics copied from the site), the author's LaTeX is theirs
-    bare = "$" not in text and "\\(" not in text and "\\[" not in text
+    if _COMMAND.search(text) and "$" not in text and "\\(" not in text and "\\[" not in text:
+        return _annotate_bare(text, spans), spans
+    pos = 0
     for start, end, _ in [*find_math(text, is_html=False), (len(text), len(text), "")]:
         segment = text[pos:start]
-        out.append(_annotate_segment(segment, pos, spans, bare))
+        out.append(_annotate_segment(segment, pos, spans))
         out.append(text[start:end])
         pos = end
     return "".join(out), spans
@@ -159,7 +160,7 @@ def find_bare_latex(text: str) -> list[tuple[int, int]]:
             hi += 1  # ("\\text{for all} x": a brace opened is closed in the same formula)
             integral = integral or r"\int" in chunks[hi][2]
         start, end = chunks[lo][0], chunks[hi][1]
-        while end > start and text[end - 1] in _TRAILING and text[start:end - 1].count("{") >= text[start:end - 1].count("}"):
+        while end > start and text[end - 1] in _TRAILING and _open_braces(text[start:end - 1]) >= 0:
             end -= 1  # "\\sqrt{2}." ends its sentence, not its formula
         if _open_braces(text[start:end]) != 0:  # "\\frac{1}{2": not a formula yet; left as typed
             i = hi + 1
@@ -172,22 +173,23 @@ def find_bare_latex(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _annotate_segment(segment: str, offset: int, spans: list[PlainSpan], bare: bool) -> str:
-    if not segment.strip():
+def _annotate_bare(text: str, spans: list[PlainSpan]) -> str:
+    """A text that delimits no formula but holds LaTeX commands: each LaTeX span between dollars as
+    typed, the text around it read as plain words."""
+    out, pos = [], 0
+    for start, end in find_bare_latex(text):
+        out.append(_annotate_segment(text[pos:start], pos, spans))
+        latex = text[start:end]
+        out += ["$", latex, "$"]
+        spans.append(PlainSpan(start, end, latex, latex))
+        pos = end
+    out.append(_annotate_segment(text[pos:], pos, spans))
+    return "".join(out)
+
+
+def _annotate_segment(segment: str, offset: int, spans: list[PlainSpan]) -> str:
+    if not segment.strip() or _COMMAND.search(segment):  # LaTeX left as typed
         return segment
-    if _COMMAND.search(segment) and not bare:  # a text that delimits its formulae: its LaTeX left as typed
-        return segment
-    if _COMMAND.search(segment):  # LaTeX without dollars: its spans in dollars, the rest read as below
-        out, pos = [], 0
-        for start, end in find_bare_latex(segment):
-            out.append(_annotate_segment(segment[pos:start], offset + pos, spans, bare))
-            latex = segment[start:end]
-            out += ["$", latex, "$"]
-            spans.append(PlainSpan(start + offset, end + offset, latex, latex))
-            pos = end
-        rest = segment[pos:]
-        out.append(rest if _COMMAND.search(rest) else _annotate_segment(rest, offset + pos, spans, bare))
-        return "".join(out)
     found = find_plain_math(segment)
     if not found:
         return segment
