@@ -72,3 +72,16 @@ def test_an_answer_names_the_words_and_offers_the_question_respelt(searcher, sam
     assert searcher.answer("why does the harmonic series diverge").suggestion is None
     shown = CliRunner().invoke(app, ["answer", "--index", str(sample_index), "why does the harmonic seires diverge"])
     assert shown.exit_code == 0 and "did you mean: why does the harmonic series diverge" in shown.output
+
+
+def test_a_query_is_respelt_once_for_its_notices_its_suggestion_and_its_answer(searcher, monkeypatch):
+    import mathsearch.searcher as searcher_module
+
+    calls = []
+    real = searcher_module.spelling
+    monkeypatch.setattr(searcher_module, "spelling", lambda *a: calls.append(a[2]) or real(*a))
+    question = "why does the harmonic seiries diverge"
+    result = searcher.search(question, k=3)
+    made = searcher.answer(question)
+    assert result.suggestion == made.suggestion == "why does the harmonic series diverge"
+    assert calls == [question]  # the search's notices and suggestion, then the answer: one lookup

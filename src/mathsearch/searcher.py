@@ -211,6 +211,7 @@ class Searcher:
         self.index_dir = Path(index_dir)
         self.ctx = SearchContext(self.index_dir)
         self._analyzer = _PATTERN_ANALYZER
+        self._spellings: dict[tuple[str, str, str], Spelling] = {}
 
     def system_for(self, task: int, system: str | None = None) -> str:
         """The spec to run: ``system`` checked against ``task``, or the task's default
@@ -256,9 +257,8 @@ class Searcher:
         p = self.parse(query, task, tags)
         name, ranking = self.rank(p, p.task, system, k)
         best = ranking.ordered()[0] if len(ranking) else None
-        spelt = self.spelling(p, p.task)
-        return SearchResult(p.typed, p.task, name, self.hits(p, p.task, ranking),
-                            self.notices(p, p.task, best, spelt), p.searched_as_json(), spelt.suggestion)
+        return SearchResult(p.typed, p.task, name, self.hits(p, p.task, ranking), self.notices(p, p.task, best),
+                            p.searched_as_json(), self.spelling(p, p.task).suggestion)
 
     def rank(self, query: str | ParsedQuery, task: int = 1, system: str | None = None, k: int = 10,
              tags: tuple[str, ...] = ()) -> tuple[str, Ranking]:
@@ -335,18 +335,24 @@ class Searcher:
         p = self.parse(query, 2 if task == 2 else 1)
         if task == 2:
             return Spelling((), None)
-        return spelling(self.ctx, p.query, p.typed)
+        # kept for the query's other readers (its notices, its answer, the next page): a misspelt
+        # word costs a fuzzy query and up to 50 posts read, once
+        key = (p.typed, p.query.title, p.query.question)
+        found = self._spellings.get(key)
+        if found is None:
+            if len(self._spellings) >= 256:
+                self._spellings.clear()
+            found = self._spellings[key] = spelling(self.ctx, p.query, p.typed)
+        return found
 
-    def notices(self, query: str | ParsedQuery, task: int = 1, best: int | str | None = None,
-                spelt: Spelling | None = None) -> list[str]:
+    def notices(self, query: str | ParsedQuery, task: int = 1, best: int | str | None = None) -> list[str]:
         """Lines a person should read before the hits: a Task 1 query of common words only, "no
         close match" when the best Task 1 hit ``best`` shares too little with the query
-        (:data:`NO_CLOSE_MATCH_BELOW`), the query's words no post holds (``spelt``, else
-        :meth:`spelling`), a ``[tag]`` no
+        (:data:`NO_CLOSE_MATCH_BELOW`), the query's words no post holds (:meth:`spelling`), a ``[tag]`` no
         thread has, a filter on a field this collection does not record (so not applied)."""
         out = []
         p = self.parse(query, 2 if task == 2 else 1)
-        spelt = spelt if spelt is not None else self.spelling(p, task)
+        spelt = self.spelling(p, task)
         if spelt.unknown:
             out.append(unknown_words_notice(spelt))
         if task != 2 and not any(query_terms(p.query)):

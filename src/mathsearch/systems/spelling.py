@@ -85,15 +85,13 @@ def spelling(ctx: SearchContext, query: SearchQuery, typed: str) -> Spelling:
     """The words of ``query`` (its prose, not its formulae) that no post holds, and ``typed`` with
     each replaced by the collection's nearest word where one is near (:func:`nearest_word`)."""
     prose = " ".join(ta.split_math(t)[0] for t in (query.title, query.question) if t)
-    unknown: dict[str, str] = {}
-    for word, term in ta.word_terms(prose):
-        if word not in unknown and not word.isdigit() and _held(ctx, term) == 0:
-            unknown[word] = term
+    pairs = dict(ta.word_terms(prose))  # each word typed, once, with its term
+    unknown = [w for w, t in pairs.items() if not w.isdigit() and _held(ctx, t) == 0]
     if not unknown:
         return Spelling((), None)
     suggestion, changed = typed, False
-    context = tuple(dict.fromkeys(t for w, t in ta.word_terms(prose) if w not in unknown))[:16]
-    for word in list(unknown)[:MAX_RESPELT]:
+    context = tuple(dict.fromkeys(t for w, t in pairs.items() if w not in unknown))[:16]
+    for word in unknown[:MAX_RESPELT]:
         near = nearest_word(ctx, word, context)
         if near is None:
             continue

@@ -83,13 +83,12 @@ def results_from(searcher: Searcher, p: ParsedQuery, system: str, ranking: Ranki
             entry["posts"] = group_by_visual_id(hits[:1], searcher)[0].posts
         out.append(entry)
     best = out[0]["hits"][0].id if out and page == 1 else None  # "no close match" is said on page 1
-    spelt = searcher.spelling(p, task)
     return {"system": system, "found": len(ids), "capped": len(ids) >= DEPTH, "groups_found": len(groups),
             "pages": min(max_page, -(-len(groups) // per_page)), "groups": out, "per_page": per_page,
             # the query as it was read, for the page: no face reads the typed text again
             "searched": p.searched, "formulae": list(p.formulae), "bare_formula": p.bare_formula,
-            "searched_as": p.searched_as_json(), "notices": searcher.notices(p, task, best, spelt),
-            "suggestion": spelt.suggestion}
+            "searched_as": p.searched_as_json(), "notices": searcher.notices(p, task, best),
+            "suggestion": searcher.spelling(p, task).suggestion}
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:

@@ -59,25 +59,23 @@ def page_json(s: Searcher, p: ParsedQuery, system: str, ranking: Ranking, page: 
     search found that many): hits, Task 2's groups, whether a next page exists, and what the query
     was searched as and the notices to read first (page 1: "no close match" too)."""
     hits = s.hits(p, p.task, ranking, (page - 1) * size, page * size)
-    spelt = s.spelling(p, p.task)
     more = len(ranking) >= page * size and page < MAX_PAGE
     groups = [asdict(g) for g in group_by_visual_id(hits, s)] if p.task == 2 else None
     best = hits[0].id if hits and page == 1 else None
     return {"query": p.typed, "task": p.task, "system": system, "page": page, "size": size,
             "hits": [asdict(h) for h in hits], "groups": groups, "answer": None,
             "next_page": page + 1 if more else None,
-            "searched_as": p.searched_as_json(), "notices": s.notices(p, p.task, best, spelt),
-            "suggestion": spelt.suggestion}
+            "searched_as": p.searched_as_json(), "notices": s.notices(p, p.task, best),
+            "suggestion": s.spelling(p, p.task).suggestion}
 
 
 def answer_json(s: Searcher, p: ParsedQuery, size: int, made: Any) -> dict:
     declined = made.mode == "declined"  # no post close enough: "no close match" says why
-    spelt = s.spelling(p, 3)
     return {"query": p.typed, "task": 3, "system": made.system, "page": 1, "size": size, "hits": [], "groups": None,
             "answer": {"text": made.text, "system": made.system, "mode": made.mode,
                        "sources": [asdict(x) for x in made.sources]}, "next_page": None,
-            "searched_as": p.searched_as_json(), "notices": s.notices(p, 3, -1 if declined else None, spelt),
-            "suggestion": spelt.suggestion}
+            "searched_as": p.searched_as_json(), "notices": s.notices(p, 3, -1 if declined else None),
+            "suggestion": made.suggestion}
 
 
 def op_search(s: Searcher, q: str, task: int, page: int, size: int,
