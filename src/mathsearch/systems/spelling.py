@@ -65,6 +65,7 @@ def nearest_word(ctx: SearchContext, word: str, context: tuple[str, ...] = ()) -
     # words as written within the allowed edits of what was typed
     holders: dict[str, set[int]] = {}  # a near word as written -> the answers read that hold it
     terms: dict[str, str] = {}
+    far: set[str] = set()  # words already found too far: each word's edits are counted once
     store = ctx.store
     for answer_id in ctx.text.answers_near("body", found[0][1], 2, NEAR_POSTS, context):
         post = store.post(answer_id)
@@ -74,8 +75,12 @@ def nearest_word(ctx: SearchContext, word: str, context: tuple[str, ...] = ()) -
         for form, term in ta.word_terms(prose):
             if form in holders:
                 holders[form].add(answer_id)
+            elif form in far:
+                continue
             elif form != word and abs(len(form) - len(word)) <= allowed and edits(form, word) <= allowed:
                 holders[form], terms[form] = {answer_id}, term
+            else:
+                far.add(form)
     if not holders:
         return None
     return min(holders, key=lambda f: (edits(f, word), -len(holders[f]), -_held(ctx, terms[f]), f))
@@ -86,7 +91,7 @@ def spelling(ctx: SearchContext, query: SearchQuery, typed: str) -> Spelling:
     each replaced by the collection's nearest word where one is near (:func:`nearest_word`)."""
     prose = " ".join(ta.split_math(t)[0] for t in (query.title, query.question) if t)
     pairs = dict(ta.word_terms(prose))  # each word typed, once, with its term
-    unknown = [w for w, t in pairs.items() if not w.isdigit() and _held(ctx, t) == 0]
+    unknown = [w for w, t in pairs.items() if w.isalpha() and _held(ctx, t) == 0]  # not "19x", "2nd"
     if not unknown:
         return Spelling((), None)
     suggestion, changed = typed, False
