@@ -138,3 +138,15 @@ def test_missing_run_and_task2_without_formulas(tmp_path):
     # a Task 1 run given as Task 2 is told by its layout first
     result = CliRunner().invoke(app, ["eval", "-t", "2", "-q", str(DATA / "qrels" / "task2-2021.tsv"), str(RUN)])
     assert result.exit_code == 2 and "the layout of a Task 1 run" in result.output
+
+
+def test_an_empty_run_is_refused_naming_the_file(tmp_path):
+    """An empty run file (a write that failed, the wrong file) printed a table of zeros and exit 0."""
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    for task in ("1", "3"):
+        result = CliRunner().invoke(app, ["eval", "-t", task, "-q", str(QRELS), str(empty)])
+        assert result.exit_code == 2, result.output
+        assert "empty.tsv: holds no" in result.output and "nothing to score" in result.output
+        assert "nDCG" not in result.output and "Traceback" not in result.output
+    assert empty.read_text() == ""  # read, never written

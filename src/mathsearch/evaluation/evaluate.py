@@ -131,7 +131,9 @@ class RankedScoring:
     def score(self, result: RunResult, run: Mapping[str, Mapping[str, float]], categories: Categories | None = None) -> None:
         """Fill ``result`` (per-topic scores, means, judged fractions, notes) from one run."""
         qrels = self.judgements.qrels
-        if run and qrels and not any(t in qrels for t in run):
+        if not run:  # an empty file (a write that failed, the wrong file) printed a table of zeros, exit 0
+            raise InputError(f"{result.path or result.name}: holds no hits, so there is nothing to score.")
+        if qrels and not any(t in qrels for t in run):
             # a table of zeros and two warnings was all it said: a run of another year or task
             ours, judged = sorted(run, key=topic_order), sorted(qrels, key=topic_order)
             raise InputError(f"{result.path or result.name}: none of its {len(run)} topics ({ours[0]} ... {ours[-1]}) is "
@@ -315,6 +317,8 @@ def _evaluate_task3(
                 if mapped is None and a.sources.strip() in qrels.get(a.query_id, {}):
                     mapped = a.sources.strip()  # an extractive answer naming its judged post
                 answer_ids[a.query_id] = mapped
+        if not answer_ids and not answers:  # an empty file: a table of zeros was all it said, as for Tasks 1, 2
+            raise InputError(f"{result.path or result.name}: holds no answers, so there is nothing to score.")
         scores = Task3Scores()
         relevance_scores(answer_ids, qrels, scores)
         overlap_scores(answers, references, scores, tokenizer, similarity, text_unknown)
