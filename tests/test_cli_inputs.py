@@ -313,17 +313,17 @@ def test_a_terminal_sees_searching_while_it_works_and_a_pipe_does_not(sample_ind
     piped = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert piped.returncode == 0 and "Searching" not in piped.stdout + piped.stderr
     leader, follower = pty.openpty()
-    done = subprocess.run(cmd, stdin=follower, stdout=follower, stderr=follower, timeout=300,
-                          env={**os.environ, "TERM": "xterm", "COLUMNS": "100"})
+    child = subprocess.Popen(cmd, stdin=follower, stdout=follower, stderr=follower,
+                             env={**os.environ, "TERM": "xterm", "COLUMNS": "100"})
     os.close(follower)
     seen = b""
-    while True:
+    while True:  # read while it runs: a full terminal buffer would stop the child
         try:
             chunk = os.read(leader, 65536)
-        except OSError:
+        except OSError:  # the child closed the terminal
             break
         if not chunk:
             break
         seen += chunk
     os.close(leader)
-    assert done.returncode == 0 and b"Searching..." in seen and b"1 hits" in seen
+    assert child.wait(timeout=300) == 0 and b"Searching..." in seen and b"1 hits" in seen
