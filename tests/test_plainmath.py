@@ -61,6 +61,13 @@ SPANS = [
     ("A transpose A", "A^T A"),
     ("n factorial", "n!"),
     ("absolute value of (x-1) < 2", "|x-1|<2"),
+    # the calculator's binomial, a binomial named as a function, accents said after their letter
+    ("nCk", r"\binom{n}{k}"),
+    ("10C3", r"\binom{10}{3}"),
+    ("binomial(n, k)", r"\binom{n}{k}"),
+    ("choose(n+1,2)", r"\binom{n+1}{2}"),
+    ("x bar", r"\bar{x}"),
+    ("theta hat", r"\hat{\theta}"),
     # a function name typed against its variable; a sum's bounds without "from"
     ("sinx", r"\sin x"),
     ("cosx + sinx", r"\cos x+\sin x"),
@@ -108,6 +115,9 @@ def test_a_typed_span_is_the_formula_it_spells(typed, latex):
     ("the inverse function of a matrix inverse", "the inverse function of a matrix inverse"),
     ("the absolute value of a number", "the absolute value of a number"),
     ("over a factorial that is greater", "over a factorial that is greater"),
+    ("a bar of chocolate, a hat", "a bar of chocolate, a hat"),
+    ("the binomial distribution", "the binomial distribution"),
+    ("ABC and Ck", "ABC and Ck"),
 ])
 def test_english_stays_words_and_maths_becomes_formulae(text, expected):
     assert annotate(text)[0] == expected

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .plainmath_operators import BigOperators
 from .plainmath_vocab import (
     ADDITIVE,
+    BINOMIAL_NAMES,
     ENGLISH_LETTERS,
     FUNC_LATEX,
     GREEK_NAMES,
@@ -21,6 +22,7 @@ from .plainmath_vocab import (
     SUMS,
     SUPERSCRIPTS,
     VULGAR,
+    WORD_ACCENTS,
     WORD_ADDITIVE,
     WORD_MULTIPLY,
     WORD_POSTFIX,
@@ -28,6 +30,7 @@ from .plainmath_vocab import (
     NoMaths,
     Piece,
     Token,
+    binomial_shorthand,
     glued_function,
     glued_letters,
     group_latex,
@@ -38,6 +41,7 @@ from .plainmath_vocab import (
     word_class,
 )
 
+GREEK_LATEX = frozenset(GREEK_NAMES.values())
 MAX_DEPTH = 60  # nested factors and atoms a span may hold; deeper input stays words
 
 class Parser(BigOperators):
@@ -277,6 +281,11 @@ class Parser(BigOperators):
                 # "x squared", "A inverse", "n factorial"; "over a factorial", "I squared it" are English
                 self.pos += 1
                 node = Piece(node.latex + WORD_POSTFIX[t.text.lower()], True)
+            elif t.kind == "word" and t.text.lower() in WORD_ACCENTS and (
+                    node.letter not in (None, "a", "I") or node.latex in GREEK_LATEX):
+                # "x bar", "theta hat": an accent said after its one letter; "a bar", "a hat" are English
+                self.pos += 1
+                node = Piece(rf"{WORD_ACCENTS[t.text.lower()]}{{{node.latex}}}", True)
             elif self.words_ahead("to", "the", "power") or self.words_ahead("raised", "to", "the", "power"):
                 saved = self.pos
                 self.pos += 3 if t.text.lower() == "to" else 4
@@ -312,6 +321,10 @@ class Parser(BigOperators):
         t = self.peek()
         if t is None:
             raise NoMaths
+        shorthand = binomial_shorthand(self.toks, self.pos) if t.kind in ("num", "word") else None
+        if shorthand is not None:  # "nCk", "10C3": the calculator's binomial coefficient
+            self.pos += shorthand[2]
+            return Piece(rf"\binom{{{shorthand[0]}}}{{{shorthand[1]}}}", True)
         if t.kind == "num":
             self.pos += 1
             return Piece(t.text, False)
@@ -382,11 +395,25 @@ class Parser(BigOperators):
         if letters is not None:
             self.pos += 1
             return Piece(letters, False)
-        if self.text(1) == "(" and not self.peek(1).space_before and len(t.text) <= 6 and t.text.lower() not in NOT_NAMES:
+        applied = (after := self.peek(1)) is not None and after.text == "(" and not after.space_before
+        if applied and t.text.lower() in BINOMIAL_NAMES:
+            binomial = self.attempt(self.binomial)
+            if binomial is not None:
+                return binomial
+        if applied and len(t.text) <= 6 and t.text.lower() not in NOT_NAMES:
             self.pos += 1  # "Var(X)", "tr(A)": an operator name applied to brackets
             arg = self.bracketed()
             return Piece(rf"\operatorname{{{t.text}}}{arg.latex}", True)
         raise NoMaths
+
+    def binomial(self) -> Piece:
+        """``binomial(n, k)``, ``choose(n+1, 2)``: the binomial coefficient as a function of two sums."""
+        self.pos += 2
+        top = self.additive()
+        self.expect(",")
+        bottom = self.additive()
+        self.expect(")")
+        return Piece(rf"\binom{{{group_latex(top)}}}{{{group_latex(bottom)}}}", True)
 
     def bracketed(self) -> Piece:
         return self.memo("bracketed", self._bracketed)

@@ -49,6 +49,10 @@ ADDITIVE = {"+": "+", "-": "-", "+-": r"\pm", "±": r"\pm", "∓": r"\mp", "−"
 WORD_ADDITIVE = {"plus": "+", "minus": "-"}
 # Said after what they apply to: "x squared", "A inverse", "n factorial".
 WORD_POSTFIX = {"squared": "^{2}", "cubed": "^{3}", "inverse": "^{-1}", "transpose": "^{T}", "factorial": "!"}
+# Said after one letter, as statistics and physics say them: "x bar", "theta hat".
+WORD_ACCENTS = {"bar": r"\bar", "hat": r"\hat", "tilde": r"\tilde"}
+# Names of the binomial coefficient written as a function: "binomial(n,k)", "choose(n, k)".
+BINOMIAL_NAMES = frozenset({"binomial", "binom", "choose"})
 ROOT_WORDS = {"square": "", "cube": "3"}  # "square root of 2", "cube root of x"
 MULTIPLY = {"*": r"\cdot", "·": r"\cdot", "×": r"\times", "⋅": r"\cdot", "**": "^", "∘": r"\circ",
              "∩": r"\cap", "∪": r"\cup", "\\": r"\setminus"}
@@ -160,6 +164,21 @@ def glued_letters(tok: Token, before: Token | None, after: Token | None) -> str 
             (after is not None and after.kind in ("op", "other") and after.text not in ",.;:?!\"'[]"
              and (not after.space_before or after.text in _OPERATORS))
     return word if glued else None
+
+
+_BINOMIAL_SHORTHAND = re.compile(r"(\d+|[a-z])C(\d+|[a-z])")
+
+
+def binomial_shorthand(toks: list[Token], pos: int) -> tuple[str, str, int] | None:
+    """``(n, k, tokens)`` for the calculator's binomial typed as one word: "nCk", "nCr", "10C3",
+    "5Cr" (the tokeniser splits digits from letters, so one word may be up to three tokens); None
+    for anything else, "10C3x" included."""
+    end = pos
+    while end < len(toks) and end - pos < 4 and toks[end].kind in ("num", "word") \
+            and (end == pos or not toks[end].space_before):
+        end += 1
+    m = _BINOMIAL_SHORTHAND.fullmatch("".join(t.text for t in toks[pos:end]))
+    return (m.group(1), m.group(2), end - pos) if m else None
 
 
 def letter_is_variable(tok: Token, after: Token | None) -> bool:
