@@ -74,3 +74,19 @@ def test_task2_filters_apply_to_the_post_holding_the_formula(searcher):
 def test_filters_alone_are_no_query(searcher):
     with pytest.raises(InputError, match="only filters"):
         searcher.search("[calculus] -[limits]")
+
+
+@pytest.mark.parametrize("query", ["x^2 [calculus]", "x^2 -[calculus]"])
+def test_task2_a_filter_keeps_a_visual_id_whose_ranked_instance_it_drops(searcher, query):
+    # Task 2 ranks one instance a visual id: a filter that drops that instance's thread must not drop
+    # the formula where another of its instances is in a thread the filter keeps
+    store = searcher.ctx.store
+    best = searcher.search("x^2", task=2, k=1).hits[0]
+    others = store.filter_facts([f.post_id for f in store.formulas_with_visual_id(best.visual_id, 1000)])
+    assert any(("calculus" in f[2]) != ("calculus" in others[best.post_id][2]) for f in others.values())
+    result = searcher.search(query, task=2, k=5)
+    assert result.hits[0].visual_id == best.visual_id
+    tags = store.filter_facts([h.post_id for h in result.hits])
+    wanted = not query.endswith("-[calculus]")
+    assert all(("calculus" in tags[h.post_id][2]) == wanted for h in result.hits)
+    assert len({h.visual_id for h in result.hits}) == len(result.hits)  # still one instance a visual id
