@@ -327,3 +327,11 @@ def test_a_terminal_sees_searching_while_it_works_and_a_pipe_does_not(sample_ind
         seen += chunk
     os.close(leader)
     assert child.wait(timeout=300) == 0 and b"Searching..." in seen and b"1 hits" in seen
+
+
+def test_answer_with_nothing_to_draw_from_prints_no_empty_answer_and_says_why(sample_index):
+    result = CliRunner().invoke(app, ["answer", "--index", str(sample_index), "limit of sin x / x [no-such-tag-here]"])
+    assert result.exit_code == 0, result.output
+    assert "warning: No thread has the tag [no-such-tag-here]: nothing can match it." in result.stderr
+    assert result.stdout.splitlines()[0] == (
+        "Sources: the answer is not written: no answer of the collection to draw from (system extract).")

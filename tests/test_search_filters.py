@@ -90,3 +90,19 @@ def test_task2_a_filter_keeps_a_visual_id_whose_ranked_instance_it_drops(searche
     wanted = not query.endswith("-[calculus]")
     assert all(("calculus" in tags[h.post_id][2]) == wanted for h in result.hits)
     assert len({h.visual_id for h in result.hits}) == len(result.hits)  # still one instance a visual id
+
+
+def test_task3_answers_from_the_threads_its_filters_allow(searcher):
+    plain = searcher.answer("limit of sin x / x")
+    store = searcher.ctx.store
+    first = store.filter_facts([plain.sources[0].post_id])[plain.sources[0].post_id]
+    assert "limits" not in first[2]  # unfiltered, the answer comes from a thread without the tag
+    filtered = searcher.answer("limit of sin x / x [limits]")
+    assert filtered.sources and filtered.mode == "extract"
+    assert all("limits" in f[2] for f in store.filter_facts([x.post_id for x in filtered.sources]).values())
+
+
+def test_task3_with_a_tag_no_thread_has_declines_and_says_why(searcher):
+    result = searcher.answer("limit of sin x / x [no-such-tag-here]")
+    assert (result.text, result.mode, result.sources) == ("", "declined", [])
+    assert "No thread has the tag [no-such-tag-here]: nothing can match it." in result.notes

@@ -62,3 +62,12 @@ def test_page_shows_the_notice_and_searched_as(client):
     assert 'id="searched-as"' in html and "\\sqrt{2}" in html
     html = client.get("/", params={"q": ON_TOPIC + " [nosuchtag]"}).text
     assert "No thread has the tag [nosuchtag]" in html
+
+
+def test_api_and_page_task3_with_a_tag_no_thread_has_decline_from_no_post(client):
+    body = client.get("/api/search", params={"q": ON_TOPIC + " [no-such-tag-here]", "task": 3}).json()
+    assert (body["answer"]["text"], body["answer"]["mode"], body["answer"]["sources"]) == ("", "declined", [])
+    assert body["notices"] == ["No thread has the tag [no-such-tag-here]: nothing can match it.",
+                               "No answer to this question was found in the collection."]
+    html = client.get("/", params={"q": ON_TOPIC + " [no-such-tag-here]", "task": 3}).text
+    assert "No answer: no post of the collection to answer from." in html and "none close to the question" not in html

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from .answers import NO_ANSWER
 from .errors import InputError
 from .formula.analysis import AnalyzerConfig, FormulaAnalyzer
 from .formula.opt import ONode
@@ -35,6 +36,7 @@ FILTER_DEPTH = 1000  # hits ranked before filters keep the first k: a filter rar
 # Task 2 ranks one instance a visual id; a filter its instance fails looks for another instance of the
 # same visual id among its first OTHER_INSTANCES, for at most OTHER_LOOKUPS visual ids a query
 OTHER_INSTANCES = 1000
+FILTERED_ANSWER_DEPTH = 100  # a filtered question's Task 1 ranking, deeper than any Task 3 choice reads
 OTHER_LOOKUPS = 200
 MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet is cut at 200
 MAX_MATCHED = 10  # matched formulae listed per hit
@@ -390,7 +392,13 @@ class Searcher:
             out.append(COMMON_WORDS_ONLY)  # said whether or not the vectors found something
         elif task != 2 and best is not None and self.closeness(p, best) < NO_CLOSE_MATCH_BELOW:
             out.append(NO_CLOSE_MATCH)
-        filters = p.filters
+        return out + self.filter_notices(p)
+
+    def filter_notices(self, query: str | ParsedQuery) -> list[str]:
+        """A ``[tag]`` no thread has, a filter on a field this collection does not record (so not
+        applied): the lines :meth:`notices` and :meth:`answer` give before the hits or the answer."""
+        out: list[str] = []
+        filters = self.parse(query).filters
         if not filters:
             return out
         store = self.ctx.store
@@ -443,6 +451,12 @@ class Searcher:
         q, question = parsed.query, parsed.typed
         sys_obj = self._answerer(system)
         self.ctx.require(("store", *needs_of(sys_obj)))
+        if ranking is None and parsed.filters:  # "[calculus] ...": the answer is drawn from the threads allowed
+            base = self.answer_base(system)
+            if base is None:
+                raise InputError(f"the Task 3 system {spec(sys_obj)} does not answer from a ranking, so it cannot "
+                                 f"apply the query's filters ({parsed.filters.describe()}).")
+            ranking = self.rank(parsed, 1, base, k=FILTERED_ANSWER_DEPTH)[1]
         if ranking is not None:
             made = sys_obj.answer_from(self.ctx, q, [(d, ranking[d]) for d in ranking.ordered()])
         else:
@@ -453,6 +467,8 @@ class Searcher:
         elif made.sources and made.mode != "declined" and evidence(self.ctx, q, made.sources[0]) < NO_CLOSE_MATCH_BELOW:
             # the post it would answer from shares too little with the question: say so, do not answer
             made = dataclasses.replace(made, text="", mode="declined", notes=(NO_CLOSE_MATCH, *made.notes))
+        elif not made.sources:  # nothing to answer from (a filter no thread passes): no answer, and why
+            made = dataclasses.replace(made, text="", mode="declined", notes=(*made.notes, NO_ANSWER))
         posts = store.posts(made.sources)
         threads = store.posts({p.thread_id for p in posts.values()})
         sources = []
@@ -463,8 +479,8 @@ class Searcher:
             sources.append(AnswerSource(int(sid), post.thread_id if post else None, title))
         spelt = self.spelling(parsed, 3)
         notes = [unknown_words_notice(spelt)] if spelt.unknown else []
-        return AnswerResult(question, spec(sys_obj), made.text, sources, made.mode, notes + list(made.notes),
-                            spelt.suggestion)
+        return AnswerResult(question, spec(sys_obj), made.text, sources, made.mode,
+                            notes + list(made.notes) + self.filter_notices(parsed), spelt.suggestion)
 
     def _decorate(self, ranking: Ranking, p: ParsedQuery, *,
                   only: set[str] | None = None, start: int = 0, stop: int | None = None) -> list[SearchHit]:

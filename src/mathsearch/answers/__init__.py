@@ -39,8 +39,9 @@ def sources_label(mode: str, n: int) -> str:
     """How an answer came from its ``n`` sources, for a reader (the CLI's and the page's line under
     the answer): "extracted from 2 answers", not the system's internal mode names."""
     posts = f"{n} answer{'s' if n != 1 else ''} of the collection"
-    if not n:
-        return "no answer of the collection was used"
+    if not n:  # "The answer is ...": a sentence either way
+        return "not written: no answer of the collection to draw from" if mode == "declined" else \
+            "written without an answer of the collection"
     if mode == "declined":  # Task 3 declined: nothing close enough to answer from
         return f"not written: {posts}, none close to the question, are listed instead"
     if mode == "generate":

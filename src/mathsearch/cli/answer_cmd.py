@@ -42,8 +42,9 @@ def answer(
         err.print(f"warning: {note}", highlight=False, markup=False)
     if result.suggestion:
         err.print(f"did you mean: {result.suggestion}", highlight=False, markup=False)
-    out.print(result.text, highlight=False, markup=False)
-    out.print("", highlight=False)
+    if result.text:  # a declined answer has none: its notes above say why
+        out.print(result.text, highlight=False, markup=False)
+        out.print("", highlight=False)
     out.print(f"Sources: the answer is {sources_label(result.mode, len(result.sources))} (system {result.system})"
               + (":" if result.sources else "."), highlight=False, markup=False)
     for s in result.sources:

@@ -185,7 +185,9 @@ def answer_view(found: dict, q: str) -> dict:
                 "title_html": text_html(s["thread_title"] or f"post {s['post_id']}", marks)} for s in a["sources"]]
     how = sources_label(a.get("mode", "extract"), len(sources))
     if a.get("mode") == "declined":  # nothing close enough to answer from: the notice says so
-        return {"answer": {"html": text_html("No answer: the nearest posts, none close to the question.", marks),
+        said = "No answer: the nearest posts, none close to the question." if sources else \
+            "No answer: no post of the collection to answer from."
+        return {"answer": {"html": text_html(said, marks),
                            "sources": sources, "how": f"The answer is {how}" + (":" if sources else ".")},
                 "system": found["system"], "summary": f"No answer; {_plural(len(sources), 'nearest post')}."}
     return {"answer": {"html": text_html(a["text"], marks, lines=True), "sources": sources,

@@ -35,6 +35,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from ..answers import NO_ANSWER
 from ..errors import InputError
 from ..ranking import Ranking
 from ..searcher import ParsedQuery, Searcher, group_by_visual_id
@@ -74,7 +75,10 @@ def answer_json(s: Searcher, p: ParsedQuery, size: int, made: Any) -> dict:
     return {"query": p.typed, "task": 3, "system": made.system, "page": 1, "size": size, "hits": [], "groups": None,
             "answer": {"text": made.text, "system": made.system, "mode": made.mode,
                        "sources": [asdict(x) for x in made.sources]}, "next_page": None,
-            "searched_as": p.searched_as_json(), "notices": s.notices(p, 3, -1 if declined else None),
+            "searched_as": p.searched_as_json(),
+            # declined from sources: "no close match"; from none: why there was nothing (answer()'s notes)
+            "notices": s.notices(p, 3, -1 if declined and made.sources else None)
+            + [n for n in made.notes if n == NO_ANSWER],
             "suggestion": made.suggestion}
 
 
