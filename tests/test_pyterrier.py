@@ -68,6 +68,20 @@ def test_retriever_takes_a_typed_in_query(sample_index) -> None:
         ms.retriever(sample_index, "bm26")
 
 
+@pytest.mark.parametrize(("system", "task", "query"), [
+    ("bm25-thread", 1, "limit [calculus]"), ("bm25-thread", 1, "limit -[calculus]"),
+    ("formula", 2, "?a^2+?b^2"), ("formula", 2, "x^2 [calculus]")])
+def test_a_typed_in_query_is_ranked_as_mathsearch_search_ranks_it(sample_index, system, task, query) -> None:
+    """Filters and query variables apply: the rows are the Searcher's hits, in its order."""
+    from mathsearch.searcher import Searcher
+
+    hits = ms.retriever(sample_index, system, depth=20)(pd.DataFrame([{"qid": "q", "query": query}]))
+    expected = Searcher(sample_index).search(query, task=task, system=system, k=20).hits
+    assert len(hits) == 20 and list(hits.docno) == [str(h.id) for h in expected]
+    with pytest.raises(InputError, match="qid 'q2': the query has only filters"):
+        ms.retriever(sample_index, system)(pd.DataFrame([{"qid": "q2", "query": "[calculus]"}]))
+
+
 def _judged_only_reference(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
     """trec_eval -J by hand: unjudged hits removed, then ir_measures' nDCG, AP(rel=2), P(rel=2)@10."""
     judged = set(zip(qrels.qid, qrels.docno, strict=True))

@@ -11,9 +11,11 @@ Frames (PyTerrier's column names):
 * **queries in**: ``qid`` and ``query``; where present ``title``, ``question`` (plain text with
   ``$LaTeX$``), ``tags`` and, for Task 2, ``formula_id`` and ``latex`` (the formula searched for)
   are what a system is given, as ``mathsearch run`` gives a topic's (the ``arqmath/...`` queries of
-  :mod:`mathsearch.irds` carry them).  A frame with ``query`` alone is a typed-in search, as
-  ``mathsearch search`` takes it: its text is the title (Task 2: its first ``$formula$``, or the
-  whole text as LaTeX).
+  :mod:`mathsearch.irds` carry them).  A frame with ``query`` alone is a typed-in search, parsed and
+  ranked as ``mathsearch search`` does it (:meth:`mathsearch.searcher.Searcher.rank_by`): its text is
+  the title (Task 2: its first ``$formula$``, or the whole text as LaTeX), its filters (``[tag]``,
+  ``-[tag]``, ``answers:N``...) and Task 2 query variables (``?a``) applied; a row that
+  ``mathsearch search`` would refuse (empty, filters only) is refused naming its ``qid``.
 * **results out**: ``qid``, ``docno`` (Task 1: answer post id; Task 2: formula instance id),
   ``score``, ``rank`` (from 0) and the query columns; Task 2 adds ``post_id``, ``thread_id`` and
   ``visual_id``.  Rows of a query follow the project's one ranking order
@@ -48,6 +50,7 @@ from .evaluation import evaluate_ranked, from_index, restrict_qrels
 from .evaluation.measures import MAP_PRIME, NDCG_PRIME, P10_PRIME
 from .readers.qrels import qrels_to_dict
 from .records import Qrel
+from .searcher import ParsedQuery, Searcher, parse_query
 from .systems import SearchContext, SearchQuery, make_system, needs_of, spec, system_class, system_names
 from .systems import fusion as _fusion
 from .systems.ours import default_spec
@@ -72,9 +75,24 @@ def _tags(value: Any) -> tuple[str, ...]:
     return tuple(str(t) for t in value)
 
 
+def typed_in(row: Mapping[str, Any]) -> bool:
+    """The row is a typed-in search: ``query`` alone, no topic fields (see the module text)."""
+    return not ("title" in row or "question" in row or _text(row, "latex"))
+
+
+def parsed_query(row: Mapping[str, Any], task: int) -> ParsedQuery:
+    """A typed-in row (:func:`typed_in`) parsed as ``mathsearch search`` parses a query."""
+    try:
+        return parse_query(_text(row, "query"), task, _tags(row.get("tags")))
+    except InputError as exc:
+        raise InputError(f"qid {_text(row, 'qid')!r}: {exc}") from None
+
+
 def search_query(row: Mapping[str, Any], task: int) -> SearchQuery:
     """The :class:`~mathsearch.systems.SearchQuery` of one queries-frame row (see the module text)."""
     qid = _text(row, "qid")
+    if typed_in(row):
+        return dataclasses.replace(parsed_query(row, task).query, query_id=qid)
     if "title" in row or "question" in row:
         title, question = _text(row, "title"), _text(row, "question")
         latex = _text(row, "latex") or None
@@ -128,15 +146,20 @@ class Retriever(pt.Transformer):
             raise InputError(f"system {self.spec} answers Task {self.task}: retriever() serves the ranked tasks 1 "
                              f"and 2 ({', '.join(system_names(1) + system_names(2))})")
         self.depth = depth
-        self._ctx: SearchContext | None = None
+        self._searcher: Searcher | None = None
+
+    @property
+    def searcher(self) -> Searcher:
+        """The index opened once: its context ranks topics, its query path typed-in searches."""
+        if self._searcher is None:
+            searcher = Searcher(self.index)
+            searcher.ctx.require(("store", *needs_of(self.system)))  # every index it reads, checked before any query
+            self._searcher = searcher
+        return self._searcher
 
     @property
     def ctx(self) -> SearchContext:
-        if self._ctx is None:
-            ctx = SearchContext(self.index)
-            ctx.require(("store", *needs_of(self.system)))  # every index it reads, checked before any query
-            self._ctx = ctx
-        return self._ctx
+        return self.searcher.ctx
 
     def __repr__(self) -> str:
         return f"mathsearch.retriever({str(self.index)!r}, {self.spec!r})"
@@ -153,8 +176,13 @@ class Retriever(pt.Transformer):
         rows: list[dict] = []
         visual: dict[str, str | None] = {}
         for row in topics.to_dict("records"):
-            query = search_query(row, self.task)
-            ranking = top(self.system.search(ctx, query, self.depth), self.depth)
+            if typed_in(row):  # filters and query variables as `mathsearch search` applies them
+                parsed = parsed_query(row, self.task)
+                query = dataclasses.replace(parsed.query, query_id=_text(row, "qid"))
+                ranking = self.searcher.rank_by(parsed, self.system, self.depth)
+            else:
+                query = search_query(row, self.task)
+                ranking = top(self.system.search(ctx, query, self.depth), self.depth)
             hits = ranking_to_hits(self.system, query.query_id, ranking, self.spec)
             ordered = ranking.ordered()
             if len(ordered) != len(hits):

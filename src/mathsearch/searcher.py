@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -26,6 +26,7 @@ from .ranking import Ranking
 from .readers.snippets import post_snippet
 from .systems import Answerer, Ranker, SearchContext, SearchQuery, make_system, needs_of, resolve, spec
 from .systems.closeness import COMMON_WORDS_ONLY, NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence, query_terms
+from .systems.narrowing import filtered, matching
 from .systems.runner import top
 from .systems.spelling import Spelling, spelling
 from .text.analysis import formula_key, split_math
@@ -33,11 +34,7 @@ from .text.filters import QueryFilters, parse_filters
 from .text.plainmath import to_latex
 
 FILTER_DEPTH = 1000  # hits ranked before filters keep the first k: a filter rarer than that finds fewer
-# Task 2 ranks one instance a visual id; a filter its instance fails looks for another instance of the
-# same visual id among its first OTHER_INSTANCES, for at most OTHER_LOOKUPS visual ids a query
-OTHER_INSTANCES = 1000
 FILTERED_ANSWER_DEPTH = 100  # a filtered question's Task 1 ranking, deeper than any Task 3 choice reads
-OTHER_LOOKUPS = 200
 MAX_SHOWN = 200  # characters of a title or matched formula shown, as a snippet is cut at 200
 MAX_MATCHED = 10  # matched formulae listed per hit
 NO_POST = "[post not in the index]"  # the snippet of a hit whose post the store lacks
@@ -277,84 +274,21 @@ class Searcher:
         p = self.parse(query, task, tags)
         sys_obj = self._ranker(task, system)
         self.ctx.require(("store", *needs_of(sys_obj)))
+        return spec(sys_obj), self.rank_by(p, sys_obj, k)
+
+    def rank_by(self, p: ParsedQuery, sys_obj: Ranker, k: int) -> Ranking:
+        """The best ``k`` hits of the configured system ``sys_obj`` for the parsed query ``p``, its
+        filters and query variables applied: the one path from a typed query to a ranking (the
+        PyTerrier retriever's typed-in searches take it too)."""
         if not p.filters and p.pattern is None:
-            return spec(sys_obj), top(sys_obj.search(self.ctx, p.query, k), k)
+            return top(sys_obj.search(self.ctx, p.query, k), k)
         # filters and query variables keep some of the hits: rank deeper, then keep the first k they allow
         found = sys_obj.search(self.ctx, p.query, max(k, FILTER_DEPTH))
         if p.pattern is not None:  # first: an instance standing in for its visual id has its LaTeX
-            found = self._matching(found, p.pattern)
+            found = matching(self.ctx, found, p.pattern, self._analyzer)
         if p.filters:
-            found = self._filtered(found, p.filters, k)
-        return spec(sys_obj), top(found, k)
-
-    def _matching(self, ranking: Ranking, pattern: ONode) -> Ranking:
-        """The formula instances of ``ranking`` whose operator tree holds ``pattern`` (its query
-        variables bound consistently), in their order."""
-        keep = {}
-        store = self.ctx.store
-        verdict: dict[str, bool] = {}  # by LaTeX: instances of one formula repeat
-        for doc in ranking:
-            f = store.formula(doc)
-            if f is None:
-                continue
-            if f.latex not in verdict:
-                verdict[f.latex] = match(pattern, self._analyzer.analyze(f.latex).parsed.opt) is not None
-            if verdict[f.latex]:
-                keep[doc] = ranking[doc]
-        posts = {d: ranking.posts[d] for d in keep if d in ranking.posts} if ranking.posts is not None else None
-        return Ranking(keep, posts)
-
-    def _filtered(self, ranking: Ranking, filters: QueryFilters, need: int = 0) -> Ranking:
-        """The hits of ``ranking`` whose post and thread pass ``filters`` (a field the collection
-        does not record passes: :meth:`notices` says it was not applied).  A Task 2 ranking holds one
-        instance a visual id: where that instance fails, another instance of the same visual id
-        that passes stands for it (its first :data:`OTHER_INSTANCES`), for the hits that could be
-        among the best ``need``."""
-        posts = {d: ranking.post_of(d) or d for d in ranking}
-        store = self.ctx.store
-        scored = store.holds_field("score")
-        accepted_known = store.holds_field("accepted_answer_id")
-
-        def allowed(facts: dict, post: str) -> bool:
-            fact = facts.get(int(post)) if post.isdigit() else None
-            if fact is None:
-                return False
-            _, score, tags, answers, accepted = fact
-            if any(t not in tags for t in filters.tags) or any(t in tags for t in filters.not_tags):
-                return False
-            if filters.min_score is not None and scored and (score is None or score < filters.min_score):
-                return False
-            if filters.min_answers is not None and (answers or 0) < filters.min_answers:
-                return False
-            return not (filters.accepted and accepted_known and accepted != int(post))
-
-        facts = store.filter_facts(set(posts.values()))
-        keep = {doc: ranking[doc] for doc, post in posts.items() if allowed(facts, post)}
-        posts_kept = {d: ranking.posts[d] for d in keep if d in ranking.posts} if ranking.posts is not None else None
-        if posts_kept is not None and need > 0:
-            self._other_instances(ranking, [d for d in ranking.ordered() if d not in keep], keep, posts_kept,
-                                  allowed, need)
-        return Ranking(keep, posts_kept)
-
-    def _other_instances(self, ranking: Ranking, failed: list[str], keep: dict[str, float],
-                         posts_kept: dict[str, str], allowed: Callable[[dict, str], bool], need: int) -> None:
-        """For each Task 2 hit of ``failed`` (in rank order) that may still be among the best
-        ``need``, the first instance of its visual id that ``allowed`` passes, with its score."""
-        store = self.ctx.store
-        kept_visuals = {f.visual_id for d in keep if (f := store.formula(d)) is not None}
-        for looked, doc in enumerate(failed):
-            if looked >= OTHER_LOOKUPS or len(keep) >= need and ranking[doc] < sorted(keep.values())[-need]:
-                break  # the kept hits' best need all score higher: no stand-in could enter them
-            f = store.formula(doc)
-            if f is None or f.visual_id is None or f.visual_id in kept_visuals:
-                continue
-            others = [o for o in store.formulas_with_visual_id(f.visual_id, OTHER_INSTANCES) if o.formula_id != f.formula_id]
-            facts = store.filter_facts({o.post_id for o in others})
-            for o in others:
-                if allowed(facts, str(o.post_id)):
-                    keep[str(o.formula_id)], posts_kept[str(o.formula_id)] = ranking[doc], str(o.post_id)
-                    kept_visuals.add(f.visual_id)
-                    break
+            found = filtered(self.ctx, found, p.filters, k)
+        return top(found, k)
 
     def closeness(self, query: str | ParsedQuery, best: int | str) -> float:
         """The evidence (:func:`mathsearch.systems.closeness.evidence`) that the hit ``best`` (an
