@@ -335,3 +335,30 @@ def test_answer_with_nothing_to_draw_from_prints_no_empty_answer_and_says_why(sa
     assert "warning: No thread has the tag [no-such-tag-here]: nothing can match it." in result.stderr
     assert result.stdout.splitlines()[0] == (
         "Sources: the answer is not written: no answer of the collection to draw from (system extract).")
+
+
+def test_fuse_and_check_refuse_a_run_of_another_task_and_write_nothing(a_run, tmp_path):
+    out = tmp_path / "fused.tsv"
+    result = invoke("fuse", a_run, a_run, "--task", "2", "--out", out)
+    assert result.exit_code == 2 and "its second field is Q0, the layout of a Task 1 run: --task 1?" in result.output
+    assert not out.exists()
+    result = invoke("check", "--task", "2", a_run)
+    assert result.exit_code == 2 and "is not a Task 2 run" in result.output
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n", encoding="utf-8")
+    result = invoke("fuse", notes, a_run, "--out", out)
+    assert result.exit_code == 2 and f"{notes} is not a Task 1 run" in result.output and not out.exists()
+
+
+def test_check_and_eval_name_two_runs_of_one_file_name_by_their_paths(a_run, tmp_path):
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "d2").mkdir()
+    good, broken = tmp_path / "d1" / a_run.name, tmp_path / "d2" / a_run.name
+    good.write_bytes(a_run.read_bytes())
+    broken.write_text("A.1\tQ0\t1\t1\t1\tx\nA.1\tQ0\t1\t2\t1\tx\n", encoding="utf-8")
+    result = invoke("check", "--task", "1", "--json", good, broken)
+    assert result.exit_code == 1
+    checked = json.loads(result.stdout)
+    assert set(checked) == {str(good), str(broken)}
+    assert "duplicate document" not in checked[str(good)]["problems"] and checked[str(good)]["hits"] > 2
+    assert checked[str(broken)]["problems"]["duplicate document"] == 1

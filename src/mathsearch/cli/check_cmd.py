@@ -16,14 +16,18 @@ def check(
     index: Annotated[Path | None, typer.Option("--index", "-i", help="Collection store (post types, formula kinds).")] = None,
     formulas: Annotated[list[Path] | None, typer.Option("--formulas", help="Formula index TSV(s) instead of a store.")] = None,
     topics: Annotated[Path | None, typer.Option("--topics", help="Topic XML file: report topics not in it.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object keyed by run file name.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object keyed by run file name (its path where two share a name).")] = False,
 ) -> None:
     """Report invalid hits, duplicates, more than 1,000 hits, unknown topics and a bad file name.
 
     Exit code 0: every run is valid; 1: problems were found (listed).
     """
+    from ..evaluation.evaluate import run_names
+    from ..evaluation.files import check_runs
     from ..readers.topics import read_topics
     from ..runs import FormulaTsvLookup, check_run_file, suggest_run_name
+
+    check_runs(runs, (task,))  # a file of another task's layout (or no run at all): exit 2, as eval refuses it
 
     lookup = None
     if index is not None:
@@ -35,7 +39,7 @@ def check(
     topic_ids = {t.topic_id for t in read_topics(topics)} if topics is not None else None
     results = {}
     all_ok = True
-    for path in runs:
+    for path, name in zip(runs, run_names(runs), strict=True):  # two runs of one name: by path
         report = check_run_file(path, task, lookup, topic_ids)
         all_ok &= report.ok
         entry = {
@@ -47,7 +51,7 @@ def check(
         }
         if report.counts.get("bad file name"):
             entry["suggested_name"] = suggest_run_name(path.name, task=task)
-        results[path.name] = entry
+        results[name] = entry
     if json_out:
         print_json(results)
     else:

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
+from ..evaluation.files import check_runs
 from ..ranking import Ranking
 from ..readers.runs import read_formula_rankings, read_run_scores
 from ..records import FormulaHit, ReadReport, ScoredDoc
@@ -42,6 +43,7 @@ def fuse_runs(
             raise InputError(f"--weights {weights!r} should be numbers separated by commas") from None
     if w is not None and len(w) != len(runs):
         raise InputError(f"--weights gives {len(w)} weights for {len(runs)} runs")
+    check_runs(runs, (task,))  # a file of another task's layout (or no run at all): exit 2, nothing written
     check_output(out, runs, force=force)
     err = console(stderr=True)
     read = ReadReport(source=", ".join(map(str, runs)))

@@ -37,6 +37,13 @@ from .task3 import Task3Scores, overlap_scores, references_by_topic, relevance_s
 from .trec import TrecScorer, judged_fractions, rank_run, trec_order
 
 
+def run_names(paths: Sequence[str | Path]) -> list[str]:
+    """How each run is named in a table: its file name, or its path where two runs share a name
+    (``d1/run.tsv``, ``d2/run.tsv``)."""
+    names = [Path(p).name for p in paths]
+    return [n if names.count(n) == 1 else str(p) for n, p in zip(names, paths, strict=True)]
+
+
 def _checks(
     path: Path, task: int, run: Mapping[str, Mapping[str, float]], read: ReadReport, facts: CollectionFacts | None
 ) -> CheckReport:
@@ -233,8 +240,8 @@ def evaluate_runs(
         _evaluate_task3(report, judgements.qrels, run_paths, options)
     else:
         scoring = RankedScoring(task, judgements, visual_of)
-        for path in map(Path, run_paths):
-            result = RunResult(path.name, str(path), task)
+        for path, name in zip(map(Path, run_paths), run_names(run_paths), strict=True):
+            result = RunResult(name, str(path), task)
             result.read = ReadReport(source=str(path))
             run = read_run_scores(path, task, result.read)
             result.checks = _checks(path, task, run, result.read, facts)
@@ -290,8 +297,8 @@ def _evaluate_task3(
 
         similarity = ContextualSimilarity(options.model_dir)
     topics = list(qrels)
-    for path in map(Path, run_paths):
-        result = RunResult(path.name, str(path), 3)
+    for path, name in zip(map(Path, run_paths), run_names(run_paths), strict=True):
+        result = RunResult(name, str(path), 3)
         result.read = ReadReport(source=str(path))
         answer_ids: dict[str, str | None] = {}
         answers: dict[str, str] = {}
