@@ -12,7 +12,7 @@ from conftest import TOPICS
 from typer.testing import CliRunner
 
 from mathsearch.cli import app
-from mathsearch.errors import InputError
+from mathsearch.errors import FormatError, InputError
 from mathsearch.readers.topics import read_topics
 from mathsearch.runs import make as making
 from mathsearch.systems import make_system
@@ -362,3 +362,19 @@ def test_check_and_eval_name_two_runs_of_one_file_name_by_their_paths(a_run, tmp
     assert set(checked) == {str(good), str(broken)}
     assert "duplicate document" not in checked[str(good)]["problems"] and checked[str(good)]["hits"] > 2
     assert checked[str(broken)]["problems"]["duplicate document"] == 1
+
+
+@pytest.mark.parametrize("tag", ["my tag", "my\ttag", ""])
+def test_a_run_tag_a_run_line_cannot_carry_is_refused_before_the_search(sample_index, tmp_path, tag):
+    out = tmp_path / "run.tsv"
+    result = invoke(*run_args(sample_index, out, "--tag", tag))
+    assert result.exit_code == 2 and "--tag" in result.output and "whitespace" in result.output
+    assert not out.exists()
+
+
+def test_a_topic_number_with_whitespace_is_refused_naming_its_line(tmp_path):
+    topics = tmp_path / "topics.xml"
+    topics.write_text('<Topics>\n<Topic number="A.1"><Title>a</Title></Topic>\n'
+                      '<Topic number="A 2"><Title>b</Title></Topic>\n</Topics>\n', encoding="utf-8")
+    with pytest.raises(FormatError, match=r"topics.xml, line 3: .*'A 2' holds whitespace"):
+        read_topics(topics)

@@ -11,7 +11,7 @@ from ..evaluation.files import check_runs
 from ..ranking import Ranking
 from ..readers.runs import read_formula_rankings, read_run_scores
 from ..records import FormulaHit, ReadReport, ScoredDoc
-from ..runs import write_formula_run, write_trec_run
+from ..runs import check_run_tag, write_formula_run, write_trec_run
 from ..systems.fusion import METHODS, fuse
 from ._common import check_output, console, friendly_errors, print_json
 
@@ -43,6 +43,7 @@ def fuse_runs(
             raise InputError(f"--weights {weights!r} should be numbers separated by commas") from None
     if w is not None and len(w) != len(runs):
         raise InputError(f"--weights gives {len(w)} weights for {len(runs)} runs")
+    check_run_tag(tag, "--tag")
     check_runs(runs, (task,))  # a file of another task's layout (or no run at all): exit 2, nothing written
     check_output(out, runs, force=force)
     err = console(stderr=True)

@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..records import Topic
+from ..runs import check_run_tag
 from ..runs.make import Hits, make_run, open_run
 from ..systems import Ranker, SearchContext
 from ._common import check_output, console, friendly_errors, print_json
@@ -35,6 +36,11 @@ def run(
 ) -> None:
     """Write a run of SYSTEM over TOPICS: every topic, up to 1,000 hits each (Task 3: one answer), validated."""
     source = open_run(task, system, index_dir, topics, formulas)
+    # the tag every line carries, checked before the search (the system's spec when --tag is not given)
+    if tag is not None:
+        check_run_tag(tag, "--tag")
+    else:
+        check_run_tag(source.spec, "the run tag (the system's spec; give --tag)")
     # Checked before the search: a run must not fail at its end for want of a place to write.
     check_output(out, [p for p in (topics, formulas, index_dir) if p is not None], force=force)
     err = console(stderr=True)

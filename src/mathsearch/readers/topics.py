@@ -75,6 +75,9 @@ def read_topics(
                 report.skip("topic without number", f"{path}:{elem.sourceline}")
                 elem.clear()
                 continue
+            if any(ch.isspace() for ch in topic_id):  # a run line is split on whitespace: "A 1" would be two fields
+                raise FormatError(str(path), elem.sourceline or 0,
+                                  f"topic number {topic_id!r} holds whitespace, which no run layout can carry")
             if topic_id in first_line:
                 raise FormatError(str(path), elem.sourceline or 0,
                                   f"topic {topic_id} appears twice (first at line {first_line[topic_id]})")

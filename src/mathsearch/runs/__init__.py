@@ -10,9 +10,10 @@ from .validate import (
     check_task2_hits,
     check_task3_answers,
 )
-from .writer import write_formula_run, write_task3_run, write_trec_run
+from .writer import check_run_tag, write_formula_run, write_task3_run, write_trec_run
 
 __all__ = [
+    "check_run_tag",
     "CheckReport",
     "CollectionLookup",
     "FormulaTsvLookup",

@@ -39,6 +39,14 @@ def _fmt_score(score: float) -> str:
     return repr(float(score))
 
 
+def check_run_tag(tag: str | None, what: str = "run tag") -> None:
+    """Refuse a run tag the layouts cannot carry: empty, or holding whitespace (every evaluator
+    splits a run line on whitespace, so "my tag" would be two fields)."""
+    if tag is not None and (not tag or any(ch.isspace() for ch in tag)):
+        raise InputError(f"{what} {tag!r} is empty or holds whitespace; a run line is split on whitespace, "
+                         "so use letters, digits, '-', '_' or '.'")
+
+
 def _sieve(path: Path, task: int, problems: list[Problem], on_invalid: OnInvalid, report: CheckReport) -> set[tuple[str, str]]:
     bad: set[tuple[str, str]] = set()
     for p in problems:
@@ -83,6 +91,7 @@ def _write_hits(
 ) -> CheckReport:
     """Validate, drop or refuse invalid hits, keep the first of duplicates, then write each topic's
     hits in trec_eval order (at most 1,000), one ``line(hit, rank, tag)`` each."""
+    check_run_tag(run_tag)
     path = Path(path)
     hits = list(hits)
     report = CheckReport(str(path), task)
@@ -134,6 +143,7 @@ def write_task3_run(
     on_invalid: OnInvalid = "drop",
 ) -> CheckReport:
     """Write a Task 3 run: ``Query_Id Rank Score Run_Id Sources Answer``, tab-separated, csv quoting."""
+    check_run_tag(run_tag)
     path = Path(path)
     answers = list(answers)
     report = CheckReport(str(path), 3)
