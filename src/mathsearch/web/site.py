@@ -47,6 +47,19 @@ def clip(value: Any, limit: int = MAX_ECHO) -> Any:
     return value
 
 
+# A value refused by its pattern, said as the library says it (pydantic's message is the regex itself).
+PATTERN_SAID = {("query", "q"): "the query {value!r} has no word, number or formula to search for.",
+                ("query", "latex"): "the formula {value!r} is empty: give LaTeX to parse."}
+
+
+def said(error: dict) -> dict:
+    """A validation error with a sentence for a pattern's refusal (:data:`PATTERN_SAID`)."""
+    template = PATTERN_SAID.get(tuple(error.get("loc", ()))) if error.get("type") == "string_pattern_mismatch" else None
+    if template is None:
+        return error
+    return {k: v for k, v in error.items() if k != "ctx"} | {"msg": template.format(value=str(error.get("input", ""))[:40])}
+
+
 def public_message(text: str, index_dir: Path) -> str:
     """``text`` with the index's path (as given and absolute) replaced by its folder name."""
     index_dir = Path(index_dir)
@@ -82,7 +95,7 @@ def install(app: FastAPI, templates: Jinja2Templates, index_dir: Path) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": clip(jsonable_encoder(exc.errors()))}, status_code=422)
+        return JSONResponse({"detail": clip(jsonable_encoder([said(e) for e in exc.errors()]))}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
