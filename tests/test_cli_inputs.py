@@ -378,3 +378,11 @@ def test_a_topic_number_with_whitespace_is_refused_naming_its_line(tmp_path):
                       '<Topic number="A 2"><Title>b</Title></Topic>\n</Topics>\n', encoding="utf-8")
     with pytest.raises(FormatError, match=r"topics.xml, line 3: .*'A 2' holds whitespace"):
         read_topics(topics)
+
+
+def test_a_query_that_starts_with_an_excluded_tag_is_a_query_not_options(sample_index):
+    result = invoke("search", "--index", sample_index, "--json", "-[calculus] limit")
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)["hits"]
+    assert hits and hits == json.loads(invoke("search", "--index", sample_index, "--json", "--", "-[calculus] limit").stdout)["hits"]
+    assert invoke("search", "--index", sample_index, "--bogus", "limit").exit_code == 2  # a real unknown option still is one

@@ -92,3 +92,12 @@ def friendly_errors(func: F) -> F:
 
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=None) + "\n")
+
+
+class QueryCommand(typer.core.TyperCommand):
+    """A command whose argument is a typed query: one that starts with an excluded tag
+    (``-[calculus] limit``) is the query, not a cluster of short options (click read ``-[``, ``-c``
+    and took the rest as ``-s``'s value)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, [" " + a if a.startswith("-[") else a for a in args])

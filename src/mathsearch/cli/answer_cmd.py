@@ -15,7 +15,7 @@ import typer
 
 from ..answers import sources_label
 from ..searcher import Searcher
-from ._common import console, friendly_errors, print_json, searching
+from ._common import QueryCommand, console, friendly_errors, print_json, searching
 
 
 def answer(
@@ -52,4 +52,4 @@ def answer(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("answer")(friendly_errors(answer))
+    app.command("answer", cls=QueryCommand)(friendly_errors(answer))

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from ..readers.snippets import tex_shown
 from ..searcher import Searcher
-from ._common import console, friendly_errors, print_json, searching
+from ._common import QueryCommand, console, friendly_errors, print_json, searching
 
 
 def search(
@@ -56,4 +56,4 @@ def search(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("search")(friendly_errors(search))
+    app.command("search", cls=QueryCommand)(friendly_errors(search))
