@@ -255,3 +255,10 @@ def test_coverage_of_the_labs_judgements_by_a_pool_of_our_runs(runs_2021, sample
     assert found["relevant"] == sum(r >= 2 for _, _, r in judged)
     assert found["relevant_pooled"] == sum(r >= 2 and doc in pooled[t] for t, doc, r in judged)
     assert found["relevant_share"] > found["judged_share"] > 0.0  # the pool favours what the lab found relevant
+
+
+def test_topics_of_another_year_are_refused_and_no_pool_written(runs_2021, data_dir, tmp_path):
+    out = tmp_path / "pool.sqlite"
+    result = cli("pool", "--task", 1, runs_2021["P1"], "--topics", data_dir / "topics" / "task1-2020.xml", "--out", out)
+    assert result.exit_code == 2 and "none of the 100 pooled topics" in result.output and "another year" in result.output
+    assert not out.exists()

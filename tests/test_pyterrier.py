@@ -133,6 +133,8 @@ def test_fusion_is_mathsearch_fuse() -> None:
     assert list(ms.fuse("rrf", [a, b]).query("qid == '1'").docno) == ["y", "x", "w"]
     pipeline = ms.rrf(pt.Transformer.from_df(a), pt.Transformer.from_df(b))
     assert len(pipeline(pd.DataFrame({"qid": ["1", "2"], "query": ["q", "q"]}))) == 4
+    with pytest.raises(InputError, match="at least one results frame"):
+        ms.fuse("rrf", [])
 
 
 def test_reranker_rescores_the_candidates(sample_index) -> None:

@@ -322,6 +322,8 @@ def fuse(method: str, results: Sequence[pd.DataFrame], weights: Sequence[float] 
          normalise: str = "minmax", depth: int = MAX_HITS) -> pd.DataFrame:
     """Results frames fused by :func:`mathsearch.systems.fusion.fuse` (what ``mathsearch fuse`` runs:
     ``rrf``, ``combsum``, ``minmax``, ``mirmu``).  Task 2 columns are kept from the first frame that has the hit."""
+    if not results:
+        raise InputError("fuse() needs at least one results frame; it was given none")
     fused = _fusion.fuse(method, [_run(r) for r in results], weights, k=k, normalise=normalise, depth=depth)
     rows = [{"qid": q, "docno": d, "score": s} for q, docs in fused.items() for d, s in docs.items()]
     task2 = all(c in r.columns for r in results for c in TASK2_COLUMNS)

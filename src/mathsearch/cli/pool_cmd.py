@@ -70,6 +70,9 @@ def pool(
     known = {t.topic_id for t in topic_list}
     missing = [t for t in built.topics if t not in known]
     notes = list(built.notes)
+    if topics is not None and len(missing) == len(built.topics):  # every question unseen: another year's file?
+        raise InputError(f"none of the {len(built.topics)} pooled topics ({missing[0]} ...) is in {topics}, so the "
+                         "assessors would read no question: topics of another year or task?")
     if topics is not None and missing:
         notes.append(f"{len(missing)} pooled topic(s) not in {topics} (their question will not be shown): "
                      + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""))
