@@ -386,3 +386,15 @@ def test_a_query_that_starts_with_an_excluded_tag_is_a_query_not_options(sample_
     hits = json.loads(result.stdout)["hits"]
     assert hits and hits == json.loads(invoke("search", "--index", sample_index, "--json", "--", "-[calculus] limit").stdout)["hits"]
     assert invoke("search", "--index", sample_index, "--bogus", "limit").exit_code == 2  # a real unknown option still is one
+
+
+def test_formula_reads_a_topic_formula_tsv_and_refuses_options_that_do_not_go_together(tmp_path):
+    topic_tsv = TOPICS / "formulas" / "formulas-2020-latex.tsv"
+    result = invoke("formula", "--tsv", topic_tsv, "--jsonl")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(rows) > 500 and rows[0]["id"] == "q_1" and rows[0]["visual_key"]
+    for args, words in [(("x", "--jsonl"), "--jsonl reads --tsv"), (("--tsv", tmp_path), "is a folder"),
+                        (("",), "the formula is empty"), (("--tsv", topic_tsv, "--json"), "use --jsonl")]:
+        result = invoke("formula", *args)
+        assert result.exit_code == 2 and words in result.output, (args, result.output)
