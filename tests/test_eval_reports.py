@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mathsearch.cli import app
+from mathsearch.errors import InputError
 from mathsearch.evaluation import (
     category_means,
     evaluate_runs,
@@ -63,6 +64,14 @@ def test_categories_file_and_means(tmp_path):
     plain = tmp_path / "cats.tsv"
     plain.write_text("A.1\tproof\nA.2\tconcept\n")
     assert read_categories(plain) == {"category": {"A.1": "proof", "A.2": "concept"}}
+    notes = tmp_path / "notes.txt"  # one column: nothing to group by, said rather than ignored
+    notes.write_text("my notes\nmore notes\n")
+    with pytest.raises(InputError, match="has no category column"):
+        read_categories(notes)
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("Topic,Category\nA.1\n")
+    with pytest.raises(InputError, match="no topic line with 2 fields"):
+        read_categories(header_only)
 
 
 def test_restrict_qrels():

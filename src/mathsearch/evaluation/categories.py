@@ -38,6 +38,9 @@ def read_categories(path: str | Path, report: ReadReport | None = None) -> Categ
     body = rows[1:] if has_header else rows
     out: Categories = {name or f"column {i + 2}": {} for i, name in enumerate(names)}
     dims = list(out)
+    if not dims:  # one column: no category to group by (a notes file, a list of topics)
+        raise InputError(f"category file {path} has no category column: each line should be a topic id and its "
+                         "categories (A.1<TAB>Computation<TAB>Easy), under a header naming them")
     for i, row in enumerate(body, 2 if has_header else 1):
         if len(row) < len(dims) + 1:
             report.skip(f"expected {len(dims) + 1} fields", f"{path}:{i}")
@@ -47,6 +50,8 @@ def read_categories(path: str | Path, report: ReadReport | None = None) -> Categ
         for dim, value in zip(dims, row[1:], strict=False):
             if value.strip():
                 out[dim][topic] = value.strip()
+    if not report.rows:
+        raise InputError(f"category file {path} has no topic line with {len(dims) + 1} fields")
     return out
 
 
