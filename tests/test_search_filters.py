@@ -106,3 +106,16 @@ def test_task3_with_a_tag_no_thread_has_declines_and_says_why(searcher):
     result = searcher.answer("limit of sin x / x [no-such-tag-here]")
     assert (result.text, result.mode, result.sources) == ("", "declined", [])
     assert "No thread has the tag [no-such-tag-here]: nothing can match it." in result.notes
+
+
+@pytest.mark.parametrize("query,said", [
+    ("harmonic series score:abc", "score:abc is not a filter (score:N takes a whole number, as score:2 or score:-1); "
+                                  "it was searched as words."),
+    ("harmonic series is:closed", "is:closed is not a filter (of is: there is is:accepted); it was searched as words."),
+])
+def test_a_word_shaped_like_a_filter_is_searched_as_words_and_said(searcher, query, said):
+    text, filters = parse_filters(query)
+    assert text == query and not filters and filters.unread == (query.split()[-1],)
+    result = searcher.search(query, k=3)
+    assert result.hits and said in result.notices
+    assert parse_filters("harmonic series score:2")[1].unread == ()

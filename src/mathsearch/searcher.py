@@ -331,8 +331,8 @@ class Searcher:
     def filter_notices(self, query: str | ParsedQuery) -> list[str]:
         """A ``[tag]`` no thread has, a filter on a field this collection does not record (so not
         applied): the lines :meth:`notices` and :meth:`answer` give before the hits or the answer."""
-        out: list[str] = []
         filters = self.parse(query).filters
+        out = filters.unread_notices()  # "score:abc": searched as words, and said so
         if not filters:
             return out
         store = self.ctx.store

@@ -22,6 +22,13 @@ _FILTER = re.compile(
 )
 
 
+# A word shaped like a filter that is not one ("score:abc", "answers:-1", "is:closed"): searched as
+# words, and said so (QueryFilters.unread)
+_NEAR_FILTER = re.compile(r"(?<!\S)(?:score|answers|is):\S*", re.I)
+_SAID_FORM = {"score": "score:N takes a whole number, as score:2 or score:-1",
+              "answers": "answers:N takes a whole number, as answers:2", "is": "of is: there is is:accepted"}
+
+
 @dataclass(frozen=True, slots=True)
 class QueryFilters:
     """What a query asks its hits' threads and posts to be: every tag of ``tags`` and none of
@@ -33,8 +40,9 @@ class QueryFilters:
     min_score: int | None = None
     min_answers: int | None = None
     accepted: bool = False
+    unread: tuple[str, ...] = ()  # words shaped like a filter that are none ("score:abc"): searched as words
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> bool:  # the filters that narrow the hits (``unread`` narrows nothing)
         return bool(self.tags or self.not_tags or self.min_score is not None or self.min_answers is not None
                     or self.accepted)
 
@@ -49,6 +57,11 @@ class QueryFilters:
             parts.append("is:accepted")
         return " ".join(parts)
 
+    def unread_notices(self) -> list[str]:
+        """A line for each word shaped like a filter that is none: what it was taken for, and the form."""
+        return [f"{word} is not a filter ({_SAID_FORM[word.split(':', 1)[0].lower()]}); it was searched as words."
+                for word in self.unread]
+
 
 def _is_tag(name: str) -> bool:
     return len(name) >= 2 and any(c.isalpha() for c in name)
@@ -59,13 +72,16 @@ def parse_filters(query: str) -> tuple[str, QueryFilters]:
 
     Examples:
         >>> parse_filters("harmonic series [sequences-and-series] -[calculus] answers:2")
-        ('harmonic series', QueryFilters(tags=('sequences-and-series',), not_tags=('calculus',), min_score=None, min_answers=2, accepted=False))
+        ('harmonic series', QueryFilters(tags=('sequences-and-series',), not_tags=('calculus',), min_score=None, min_answers=2, accepted=False, unread=()))
         >>> parse_filters("x in [0, 1] and $[a]$")[1]
-        QueryFilters(tags=(), not_tags=(), min_score=None, min_answers=None, accepted=False)
+        QueryFilters(tags=(), not_tags=(), min_score=None, min_answers=None, accepted=False, unread=())
     """
     if "[" not in query and ":" not in query:
         return query, QueryFilters()
     maths = [(s, e) for s, e, _ in find_math(query, is_html=False)]
+    unread = tuple(m.group() for m in _NEAR_FILTER.finditer(query)
+                   if not _FILTER.fullmatch(m.group()) and not any(s <= m.start() < e for s, e in maths)
+                   and m.group().lower() not in ("is:answer", "is:question"))
     tags: list[str] = []
     not_tags: list[str] = []
     min_score = min_answers = None
@@ -91,8 +107,8 @@ def parse_filters(query: str) -> tuple[str, QueryFilters]:
         kept.append(query[pos:m.start()])
         pos = m.end()
     if pos == 0:
-        return query, QueryFilters()
+        return query, QueryFilters(unread=unread)
     kept.append(query[pos:])
     rest = " ".join(" ".join(kept).split())
     return rest, QueryFilters(tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(not_tags)), min_score, min_answers,
-                              accepted)
+                              accepted, unread)
