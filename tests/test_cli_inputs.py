@@ -398,3 +398,15 @@ def test_formula_reads_a_topic_formula_tsv_and_refuses_options_that_do_not_go_to
                         (("",), "the formula is empty"), (("--tsv", topic_tsv, "--json"), "use --jsonl")]:
         result = invoke("formula", *args)
         assert result.exit_code == 2 and words in result.output, (args, result.output)
+
+
+def test_an_empty_or_cut_topic_file_is_said_once_with_its_position(tmp_path):
+    empty, cut = tmp_path / "empty.xml", tmp_path / "cut.xml"
+    empty.write_text("", encoding="utf-8")
+    cut.write_text('<Topics><Topic number="A.1"><Title>x', encoding="utf-8")
+    with pytest.raises(InputError, match=r"empty\.xml is empty: an ARQMath topic file holds"):
+        read_topics(empty)
+    with pytest.raises(InputError) as cut_error:
+        read_topics(cut)
+    # the position once, as lxml gives it (it was followed by "(line 1)" again)
+    assert "line 1, column 37" in str(cut_error.value) and "(line" not in str(cut_error.value)

@@ -109,7 +109,11 @@ def read_topics(
             report.rows += 1
             elem.clear()
     except etree.XMLSyntaxError as exc:
-        raise InputError(f"{path} is not a readable topic XML file: {exc.msg} (line {exc.lineno}).") from None
+        if path.stat().st_size == 0:
+            raise InputError(f"{path} is empty: an ARQMath topic file holds <Topics><Topic number=...>.") from None
+        # lxml's message often names the line and column already ("..., line 1, column 37")
+        where = "" if ", line " in (exc.msg or "") else f" (line {exc.lineno})"
+        raise InputError(f"{path} is not a readable topic XML file: {exc.msg}{where}.") from None
     if not topics:
         if report.skipped.get("topic without number"):
             raise InputError(f"{path}: no <Topic> has a number attribute, so there is no topic to read.")
