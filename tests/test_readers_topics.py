@@ -64,3 +64,23 @@ def test_not_a_topic_file(tmp_path):
     bad.write_text("<Topics><Topic number='A.1'><Title>x</Title>")
     with pytest.raises(InputError, match="t.xml"):
         read_topics(bad)
+
+
+def test_a_reader_called_without_a_report_warns_of_the_lines_it_skipped(tmp_path):
+    import warnings
+
+    from mathsearch.readers.qrels import read_qrels
+    from mathsearch.records import ReadReport, SkippedLinesWarning
+
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("A.1\t0\t5\t2\nbad line\nA.2\t0\t7\t1\n", encoding="utf-8")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert len(read_qrels(qrels)) == 2
+    assert [w.category for w in seen] == [SkippedLinesWarning]
+    assert f"1 line(s) of {qrels} skipped (the first: {qrels}:2:" in str(seen[0].message)
+    with warnings.catch_warnings(record=True) as seen:  # a caller with a report reads it there
+        warnings.simplefilter("always")
+        report = ReadReport()
+        assert len(read_qrels(qrels, report=report)) == 2 and report.skipped_total == 1
+    assert seen == []

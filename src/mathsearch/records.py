@@ -8,9 +8,14 @@ names of ir_measures (query_id, doc_id, relevance, score).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
+from typing import Any, TypeVar
 
 
 class PostType(int, Enum):
@@ -264,3 +269,33 @@ class ReadReport:
         room = self.max_problems - len(self.problems)
         if room > 0:
             self.problems.extend(other.problems[:room])
+
+
+class SkippedLinesWarning(UserWarning):
+    """A reader called without a :class:`ReadReport` skipped lines: said once, with the first."""
+
+
+_Reader = TypeVar("_Reader", bound=Callable[..., Any])
+
+
+def warns_of_skips(reader: _Reader) -> _Reader:
+    """``reader`` (a function with a ``report`` parameter) says what it skipped when its caller
+    passed no report: one :class:`SkippedLinesWarning` naming the file, the count and the first bad
+    line, where the lines would otherwise be dropped without a word."""
+    signature = inspect.signature(reader)
+
+    @functools.wraps(reader)
+    def read(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        if bound.arguments.get("report") is not None:
+            return reader(*args, **kwargs)
+        report = ReadReport(source=str(bound.arguments.get("path", "")))
+        bound.arguments["report"] = report
+        out = reader(*bound.args, **bound.kwargs)
+        if report.skipped_total:
+            first = report.problems[0] if report.problems else ""
+            warnings.warn(f"{report.skipped_total:,} line(s) of {report.source} skipped (the first: {first}); "
+                          "pass report=ReadReport() to see them all", SkippedLinesWarning, stacklevel=2)
+        return out
+
+    return read  # type: ignore[return-value]

@@ -25,6 +25,7 @@ def check(
     from ..evaluation.evaluate import run_names
     from ..evaluation.files import check_runs
     from ..readers.topics import read_topics
+    from ..records import ReadReport
     from ..runs import FormulaTsvLookup, check_run_file, suggest_run_name
 
     check_runs(runs, (task,))  # a file of another task's layout (or no run at all): exit 2, as eval refuses it
@@ -36,7 +37,10 @@ def check(
         lookup = open_store(index)
     elif formulas:
         lookup = FormulaTsvLookup(*formulas)
-    topic_ids = {t.topic_id for t in read_topics(topics)} if topics is not None else None
+    read = ReadReport(source=str(topics))
+    topic_ids = {t.topic_id for t in read_topics(topics, None, read)} if topics is not None else None
+    for problem in read.problems[:10]:
+        typer.echo(f"warning: skipped {problem}", err=True)
     results = {}
     all_ok = True
     for path, name in zip(runs, run_names(runs), strict=True):  # two runs of one name: by path

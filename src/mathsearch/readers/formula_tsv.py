@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import FormulaKind, FormulaRecord, ReadReport, TopicFormula
+from ..records import FormulaKind, FormulaRecord, ReadReport, TopicFormula, warns_of_skips
 
 csv.field_size_limit(sys.maxsize)
 
@@ -138,6 +138,7 @@ def iter_formula_fields(path: str | Path, report: ReadReport | None = None) -> I
             yield fields
 
 
+@warns_of_skips
 def read_topic_formulas(path: str | Path, report: ReadReport | None = None) -> list[TopicFormula]:
     """Rows of a topic formula TSV (``id topic_id thread_id type formula``)."""
     path = Path(path)

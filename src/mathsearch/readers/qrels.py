@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import FormatError, InputError
-from ..records import Qrel, ReadReport
+from ..records import Qrel, ReadReport, warns_of_skips
 
 SYSTEM_FAILURE = 5
 DO_NOT_KNOW = 6
@@ -72,6 +72,7 @@ def iter_qrels(path: str | Path, report: ReadReport | None = None) -> Iterator[Q
             raise InputError(f"qrels file {path} is not UTF-8 text") from None
 
 
+@warns_of_skips
 def read_qrels(path: str | Path, report: ReadReport | None = None) -> list[Qrel]:
     """All judgements of a qrels file (see :func:`iter_qrels`)."""
     return list(iter_qrels(path, report))

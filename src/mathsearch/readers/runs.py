@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..ranking import Ranking
-from ..records import FormulaHit, ReadReport, ScoredDoc, Task3Answer
+from ..records import FormulaHit, ReadReport, ScoredDoc, Task3Answer, warns_of_skips
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +104,14 @@ def _iter_rows(path: str | Path, task: int, report: ReadReport) -> Iterator[tupl
             raise InputError(f"run file {path} is not UTF-8 text") from None
 
 
+@warns_of_skips
 def read_trec_run(path: str | Path, report: ReadReport | None = None) -> list[ScoredDoc]:
     """Hits of a Task 1 (TREC layout) run, in file order."""
     report = report if report is not None else ReadReport(source=str(path))
     return [ScoredDoc(r.query_id, r.doc_id, r.score, r.rank, r.run_tag) for _, r in _iter_rows(path, 1, report)]
 
 
+@warns_of_skips
 def read_formula_run(path: str | Path, report: ReadReport | None = None) -> list[FormulaHit]:
     """Hits of a Task 2 run (``Query_Id Formula_Id Post_Id Rank Score Run_Id``), in file order."""
     report = report if report is not None else ReadReport(source=str(path))
@@ -119,6 +121,7 @@ def read_formula_run(path: str | Path, report: ReadReport | None = None) -> list
     ]
 
 
+@warns_of_skips
 def read_formula_rankings(path: str | Path, report: ReadReport | None = None) -> dict[str, Ranking]:
     """``{topic: Ranking}`` of a Task 2 run: formula ids with their scores and the post of each
     (what fusion needs, in one pass: the post travels with its hit)."""
@@ -131,6 +134,7 @@ def read_formula_rankings(path: str | Path, report: ReadReport | None = None) ->
     return {topic: Ranking(docs, posts[topic]) for topic, docs in scores.items()}
 
 
+@warns_of_skips
 def read_run_scores(path: str | Path, task: int = 1, report: ReadReport | None = None) -> dict[str, dict[str, float]]:
     """``{topic: {doc: score}}`` of a Task 1 run or ``{topic: {formula_id: score}}`` of a Task 2 run.
 
@@ -295,6 +299,7 @@ def _task3_fields(line: str) -> list[str]:
     return next(csv.reader([line], delimiter=" ", skipinitialspace=True))
 
 
+@warns_of_skips
 def read_task3_run(path: str | Path, report: ReadReport | None = None) -> list[Task3Answer]:
     """Answers of a Task 3 run, one per topic (a repeated topic is reported, the first kept)."""
     path = Path(path)

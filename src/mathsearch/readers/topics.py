@@ -13,7 +13,7 @@ from pathlib import Path
 from lxml import etree
 
 from ..errors import FormatError, InputError
-from ..records import FormulaKind, ReadReport, Topic, TopicFormula
+from ..records import FormulaKind, ReadReport, Topic, TopicFormula, warns_of_skips
 from .arqmath import parse_tags
 from .formula_tsv import read_topic_formulas
 from .hidden import HIDDEN_FILE, read_hidden_threads
@@ -35,6 +35,7 @@ def topic_formulas_from_markup(topic_id: str, title: str, question: str) -> list
     return out
 
 
+@warns_of_skips
 def read_topics(
     path: str | Path,
     formulas_tsv: str | Path | None = None,
