@@ -43,14 +43,14 @@ def test_task1_2020_yields_what_the_readers_yield() -> None:
 
     topics = read_topics(TOPICS / "task1-2020.xml", TOPICS / "formulas" / "formulas-2020-latex.tsv")
     queries = list(ds.queries_iter())
-    assert len(queries) == len(topics) == 98
+    assert len(queries) == len(topics) == ds.queries_count() == 98
     assert [q.query_id for q in queries] == [t.topic_id for t in topics]
     assert queries[0].tags == topics[0].tags
     assert queries[0].formula_ids == tuple(f.formula_id for f in topics[0].formulas)
 
     judged = read_qrels(QRELS / "task1-2020.tsv")
     qrels = list(ds.qrels_iter())
-    assert len(qrels) == len(judged) == 39124
+    assert len(qrels) == len(judged) == ds.qrels_count() == 39124
     assert [(q.query_id, q.doc_id, q.relevance) for q in qrels] == [(j.query_id, j.doc_id, j.relevance) for j in judged]
     assert ds.qrels_defs()[2] == "medium"
 

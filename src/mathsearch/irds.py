@@ -302,6 +302,12 @@ class _Queries:
             yield ArqmathQuery(topic.topic_id, query, title, question, topic.tags, topic.formula_id or "", latex,
                                tuple(f.formula_id for f in topic.formulas))
 
+    def queries_count(self) -> int:
+        """The topics of the file (``ir_datasets``' ``queries_count()``; read once, then kept)."""
+        if getattr(self, "_count", None) is None:
+            self._count = sum(1 for _ in self.queries_iter())
+        return self._count
+
     def queries_cls(self) -> type:
         return ArqmathQuery
 
@@ -326,6 +332,12 @@ class _Qrels:
 
         for q in iter_qrels(self.path):
             yield TrecQrel(q.query_id, q.doc_id, q.relevance, q.iteration)
+
+    def qrels_count(self) -> int:
+        """The judgements of the file (``ir_datasets``' ``qrels_count()``; read once, then kept)."""
+        if getattr(self, "_count", None) is None:
+            self._count = sum(1 for _ in self.qrels_iter())
+        return self._count
 
     def qrels_cls(self) -> type:
         from ir_datasets.formats import TrecQrel
@@ -417,9 +429,9 @@ def main(argv: list[str] | None = None) -> int:
             if ds.has_docs():
                 parts.append(f"{ds.docs_count():,} docs")
             if ds.has_queries():
-                parts.append(f"{sum(1 for _ in ds.queries_iter()):,} queries")
+                parts.append(f"{ds.queries_count():,} queries")
             if ds.has_qrels():
-                parts.append(f"{sum(1 for _ in ds.qrels_iter()):,} qrels")
+                parts.append(f"{ds.qrels_count():,} qrels")
             print(f"{name}: {', '.join(parts)}")
         except InputError as exc:
             msg = str(exc)
