@@ -100,19 +100,20 @@ def test_page_runs_and_its_task1_table_is_mathsearch_evals(page_run) -> None:
     assert len(evals) == 2, "the page has one eval block per task"
     table = namespace["table"]
     assert table.to_string(index=False) in printed  # the table the page prints is the one compared
-    files = [f"task1-{n}.tsv" for n in ("bm25-thread", "ours", "tfidf-words", "tangent-s", "rrf-bm25-thread-ours",
-                                        "bm25-thread-formula")]
+    files = [f"mathsearch-task1-{n}-auto-both-A.tsv" for n in ("bm25_thread", "ours", "tfidf_words", "tangent_s",
+                                                               "rrf_bm25_thread_ours", "bm25_thread_formula")]
     assert list(table.name) == list(namespace["results"])
     _same(table, evals[0], files)
     assert "47 judged on this collection" in printed  # the sub-collection protocol's topics, as eval's header
     assert "Task 1, qrels" in evals[0] and ": 47 topics" in evals[0]
+    assert "bad file name" not in "".join(evals)  # the page's runs are named as the lab named them
 
 
 def test_page_task2_table_is_mathsearch_evals(page_run) -> None:
     namespace, printed, evals = page_run
     table2 = namespace["table2"]
     assert table2.to_string(index=False) in printed
-    _same(table2, evals[1], ["task2-formula.tsv", "task2-tangent-s-formula.tsv"])
+    _same(table2, evals[1], [f"mathsearch-task2-{n}-auto-both-A.tsv" for n in ("formula", "tangent_s_formula")])
     results = namespace["results2"]["formula"]
     assert {"post_id", "thread_id", "visual_id"} <= set(results.columns)
     assert (results.visual_id != "").mean() > 0.99
