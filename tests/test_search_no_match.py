@@ -5,7 +5,12 @@ page and API side of plain-words maths ("searched as") and filters.  On the real
 
 from __future__ import annotations
 
-from mathsearch.systems.closeness import COMMON_WORDS_ONLY, NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW
+from mathsearch.systems.closeness import (
+    COMMON_WORDS_ONLY,
+    NO_CLOSE_MATCH,
+    NO_CLOSE_MATCH_BELOW,
+    NOTHING_TO_MATCH,
+)
 
 OFF_TOPIC = "quaternion rotation gimbal lock"
 UNKNOWN = 'No post of this collection holds "gimbal" or "lock".'  # (tests/test_spelling.py)
@@ -29,6 +34,12 @@ def test_a_query_of_common_words_only_says_so(searcher):
     assert searcher.search("why primes", k=3).notices != [COMMON_WORDS_ONLY]
     declined = searcher.answer("why")
     assert declined.mode == "declined" and declined.text == "" and declined.notes == [COMMON_WORDS_ONLY]
+
+
+def test_a_query_of_symbols_alone_is_not_called_common_words(searcher):
+    for query in ("😀", "\x00 ★"):
+        assert searcher.search(query, k=3).notices == [NOTHING_TO_MATCH], query
+    assert searcher.answer("😀").notes == [NOTHING_TO_MATCH]
 
 
 def test_task3_declines_rather_than_answer_from_an_unrelated_post(searcher):

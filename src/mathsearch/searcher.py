@@ -25,7 +25,7 @@ from .formula.wildcards import to_latex as wildcard_latex
 from .ranking import Ranking
 from .readers.snippets import post_snippet
 from .systems import Answerer, Ranker, SearchContext, SearchQuery, make_system, needs_of, resolve, spec
-from .systems.closeness import COMMON_WORDS_ONLY, NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence, query_terms
+from .systems.closeness import NO_CLOSE_MATCH, NO_CLOSE_MATCH_BELOW, evidence, no_terms_notice, query_terms
 from .systems.narrowing import filtered, matching
 from .systems.runner import top
 from .systems.spelling import Spelling, spelling
@@ -323,7 +323,7 @@ class Searcher:
         if spelt.unknown:
             out.append(unknown_words_notice(spelt))
         if task != 2 and not any(query_terms(p.query)):
-            out.append(COMMON_WORDS_ONLY)  # said whether or not the vectors found something
+            out.append(no_terms_notice(p.query))  # said whether or not the vectors found something
         elif task != 2 and best is not None and self.closeness(p, best) < NO_CLOSE_MATCH_BELOW:
             out.append(NO_CLOSE_MATCH)
         return out + self.filter_notices(p)
@@ -397,7 +397,7 @@ class Searcher:
             made = sys_obj.answer(self.ctx, q)
         store = self.ctx.store
         if not any(query_terms(q)):  # "why": nothing to answer from, whatever the vectors found
-            made = dataclasses.replace(made, text="", mode="declined", notes=(COMMON_WORDS_ONLY,))
+            made = dataclasses.replace(made, text="", mode="declined", notes=(no_terms_notice(q),))
         elif made.sources and made.mode != "declined" and evidence(self.ctx, q, made.sources[0]) < NO_CLOSE_MATCH_BELOW:
             # the post it would answer from shares too little with the question: say so, do not answer
             made = dataclasses.replace(made, text="", mode="declined", notes=(NO_CLOSE_MATCH, *made.notes))

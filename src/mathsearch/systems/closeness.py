@@ -25,6 +25,15 @@ NO_CLOSE_MATCH = ("No close match: the best hits below share little of the query
                   "collection holds, not answers to it).")
 COMMON_WORDS_ONLY = ("Every word of the query is as common as 'the' or 'why', and it holds no formula: nothing "
                      "can match its words. Add the words or a $formula$ of what you ask about.")
+NOTHING_TO_MATCH = ("The query holds no word and no formula this collection can match (symbols alone, or a "
+                    "formula that reads as nothing). Add the words or a $formula$ of what you ask about.")
+
+
+def no_terms_notice(query: SearchQuery) -> str:
+    """Why a query without content terms (:func:`query_terms` empty) can match nothing: its words
+    are all common ("why", "how to do this"), or it holds no word at all ("😀", "$\\{$")."""
+    prose = " ".join(ta.split_math(t)[0] for t in (query.title, query.question) if t)
+    return COMMON_WORDS_ONLY if any(ch.isalnum() for ch in prose) else NOTHING_TO_MATCH
 
 
 def _thread_terms(ctx: SearchContext, post_id: int) -> tuple[set[str], set[str]]:
