@@ -410,3 +410,11 @@ def test_an_empty_or_cut_topic_file_is_said_once_with_its_position(tmp_path):
         read_topics(cut)
     # the position once, as lxml gives it (it was followed by "(line 1)" again)
     assert "line 1, column 37" in str(cut_error.value) and "(line" not in str(cut_error.value)
+
+
+def test_a_write_the_system_refuses_is_one_line_naming_the_file(a_run):
+    # /dev/full: every write fails with "no space left", as a full disk does
+    result = invoke("fuse", a_run, a_run, "--out", "/dev/full")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == "error: /dev/full: writing the run failed: No space left on device"
+    assert "Traceback" not in result.output

@@ -71,7 +71,8 @@ _plain_flags()
 
 
 def friendly_errors(func: F) -> F:
-    """Turn MathsearchError (and a missing file) into one sentence on stderr and a non-zero exit."""
+    """Turn MathsearchError (and a missing file, or another path the system refuses) into one sentence
+    on stderr and a non-zero exit."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -86,6 +87,11 @@ def friendly_errors(func: F) -> F:
         except KeyboardInterrupt:
             err_console.print("interrupted")
             raise typer.Exit(130) from None
+        except OSError as exc:  # a path the system refuses (no room, no right, a device): one line, not a traceback
+            where = f"{exc.filename}: " if exc.filename else ""
+            err_console.print(f"[red]error:[/red] {escape(where + (exc.strerror or str(exc)))}", highlight=False,
+                              soft_wrap=True)
+            raise typer.Exit(2 if isinstance(exc, PermissionError | IsADirectoryError | NotADirectoryError) else 1) from None
 
     return wrapper  # type: ignore[return-value]
 

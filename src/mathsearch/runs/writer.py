@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from ..errors import InputError
 from ..ranking import ranked
@@ -97,13 +98,25 @@ def _write_hits(
     report = CheckReport(str(path), task)
     bad = _sieve(path, task, check(hits, lookup), on_invalid, report)
     per_topic = _group((h for h in hits if (h.query_id, hit_id(h)) not in bad), hit_id, report)
-    with path.open("w", encoding="utf-8", newline="") as out:
+    with _writing(path) as out:
         for topic in sorted(per_topic):
             for rank, h in enumerate(_ordered(per_topic[topic]), 1):
                 out.write(line(h, rank, run_tag or h.run_tag or "mathsearch"))
                 report.hits += 1
             report.topics += 1
     return report
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[TextIO]:
+    """``path`` open for writing; a failed write (a full disk, a device) names the file."""
+    try:
+        with path.open("w", encoding="utf-8", newline="") as out:
+            yield out
+    except OSError as exc:
+        if exc.filename:
+            raise
+        raise OSError(exc.errno, f"writing the run failed: {exc.strerror or exc}", str(path)) from None
 
 
 def write_trec_run(
@@ -150,7 +163,7 @@ def write_task3_run(
     problems = check_task3_answers(answers)
     bad = _sieve(path, 3, problems, on_invalid, report)
     seen: set[str] = set()
-    with path.open("w", encoding="utf-8", newline="") as out:
+    with _writing(path) as out:
         writer = csv.writer(out, delimiter="\t", quotechar='"', quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
         for a in answers:
             if (a.query_id, "") in bad:
