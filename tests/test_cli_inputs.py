@@ -418,3 +418,11 @@ def test_a_write_the_system_refuses_is_one_line_naming_the_file(a_run):
     assert result.exit_code == 1
     assert result.output.strip().splitlines()[-1] == "error: /dev/full: writing the run failed: No space left on device"
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("weights", ["1,-1", "0,0", "nan,1"])
+def test_fuse_weights_that_rank_nothing_sensibly_are_refused(a_run, tmp_path, weights):
+    out = tmp_path / "fused.tsv"
+    result = invoke("fuse", a_run, a_run, "--weights", weights, "--out", out)
+    assert result.exit_code == 2 and "each weight is 0 or more, and one is above 0" in result.output
+    assert not out.exists()

@@ -75,6 +75,9 @@ def test_depth_cut_and_bad_input():
         fuse("borda", [A])
     with pytest.raises(InputError):
         fuse("mirmu", [A, B], weights=[1, 1])
+    for weights in ([1, -1], [0, 0], [float("nan"), 1]):  # every face's fusion refuses them
+        with pytest.raises(InputError, match="each weight is 0 or more, and one is above 0"):
+            fuse("combsum", [A, B], weights=weights)
 
 
 def test_fuse_command_writes_a_valid_run(tmp_path):

@@ -43,6 +43,8 @@ def fuse_runs(
             raise InputError(f"--weights {weights!r} should be numbers separated by commas") from None
     if w is not None and len(w) != len(runs):
         raise InputError(f"--weights gives {len(w)} weights for {len(runs)} runs")
+    if w is not None and (any(not x >= 0 for x in w) or not any(w)):  # checked before --out is touched
+        raise InputError(f"--weights {weights!r}: each weight is 0 or more, and one is above 0")
     check_run_tag(tag, "--tag")
     check_runs(runs, (task,))  # a file of another task's layout (or no run at all): exit 2, nothing written
     check_output(out, runs, force=force)

@@ -117,6 +117,9 @@ def mirmu(runs: Sequence[Run], depth: int = DEPTH) -> FusedRun:
 def fuse(method: str, runs: Sequence[Run], weights: Sequence[float] | None = None, k: float = 60.0,
          normalise: str = "minmax", depth: int = DEPTH) -> FusedRun:
     """Dispatch by method name (what ``mathsearch fuse --method`` takes)."""
+    if weights is not None and (any(not w >= 0 for w in weights) or not any(weights)):  # (NaN is not >= 0)
+        raise InputError(f"fusion weights {list(weights)}: each weight is 0 or more, and one is above 0 "
+                         "(a negative weight ranks a run's best hits last)")
     if method == "rrf":
         return rrf(runs, k, weights, depth)
     if method == "minmax":
