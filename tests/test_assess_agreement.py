@@ -21,6 +21,7 @@ from mathsearch.assess import (
     create_pool_db,
 )
 from mathsearch.cli import app
+from mathsearch.errors import InputError
 
 
 def test_kappa_by_hand():
@@ -93,3 +94,14 @@ def test_agreement_of_a_pool_per_topic_and_overall(tmp_path: Path):
     result = CliRunner().invoke(app, ["qrels", "agreement", str(path), "--per-topic"])
     assert result.exit_code == 0, result.output
     assert f"ann / bob\t{p.items}\t{p.graded:.3f}\t{p.binary:.3f}" in result.output
+
+
+def test_an_overlap_larger_than_the_pool_is_refused_and_nothing_written(tmp_path: Path):
+    run = tmp_path / "g-task1-r-auto-both-P.tsv"
+    run.write_text("".join(f"A.{t}\tQ0\t{d}\t{d}\t{100 - d}.0\tr\n" for t in (1, 2, 3) for d in range(1, 6)))
+    path = tmp_path / "pool.sqlite"
+    pool = build_pool(1, classify_runs([run], 1), depth=5)
+    with pytest.raises(InputError, match="--overlap 4 is more than the pool's 3 topics"):
+        create_pool_db(path, pool, overlap=4)
+    assert not path.exists()
+    assert sorted(create_pool_db(path, pool, overlap=3)) == ["A.1", "A.2", "A.3"]  # every topic, asked for

@@ -201,6 +201,9 @@ def create_pool_db(
     if isinstance(overlap, int):
         if overlap < 0:
             raise InputError("--overlap must be 0 or more")
+        if overlap > len(pool.topics):  # every topic shared: say so rather than take them all silently
+            raise InputError(f"--overlap {overlap} is more than the pool's {len(pool.topics)} topics; "
+                             f"give at most {len(pool.topics)}")
         chosen = sorted(pool.topics, key=lambda t: shuffle_key(pool.seed, "overlap", t))[:overlap]
     else:
         chosen = list(overlap)
