@@ -24,7 +24,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzz_properties import check_parse, check_reader, check_snippet, random_edits, reader_targets  # noqa: E402
+from fuzz_properties import (  # noqa: E402
+    check_parse,
+    check_reader,
+    check_snippet,
+    check_typed_query,
+    random_edits,
+    reader_targets,
+    typed_query,
+)
 
 WORDS = ["prime", "number", "the", "proof", "of", "is", "integral", "sum", "x", "a"]
 FORMULAE = ["$x^2$", "$\\frac{a}{b}$", "$\\sum_{i=1}^n i$", "$a+b$", "$\\sqrt{2}$", "$e^{i\\pi}+1=0$",
@@ -59,6 +67,9 @@ def run_target(name: str, n: int, seed: int, folder: Path, seconds: float = floa
             text = " ".join(rng.choice(WORDS + FORMULAE) for _ in range(rng.randint(1, 120)))
             check_snippet(text, set(rng.sample(WORDS, rng.randint(0, 3))), rng.randint(20, 400))
             return "ok"
+    elif name == "typed_query":
+        def one() -> str:
+            return check_typed_query(typed_query(rng), rng.choice((1, 2)))
     else:
         target = reader_targets()[name]
 
@@ -97,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=float("inf"), help="time budget a target: stop before --n "
                     "when it is spent (the table says how many inputs were tried)")
     args = ap.parse_args(argv)
-    names = [*sorted(reader_targets()), "latex_parser", "snippet"]
+    names = [*sorted(reader_targets()), "latex_parser", "snippet", "typed_query"]
     if args.targets:
         names = [t for t in args.targets.split(",") if t]
     print("| target | inputs | outcomes | property failures | unexpected exceptions | inputs/s | seconds |")

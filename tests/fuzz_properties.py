@@ -256,3 +256,49 @@ def check_snippet(text: str, words: set[str], width: int) -> None:
     outside = "".join(cut[e:s] for (_, e, _), (s, _, _) in zip([(0, 0, "")] + spans, spans + [(len(cut), 0, "")],
                                                                 strict=True))
     assert "$" not in outside, f"an unpaired $ in {cut!r}"
+
+
+# -- typed queries -----------------------------------------------------------------------------------
+
+# What people type into the search box: words, plain-words maths, LaTeX with and without dollars,
+# filters, query variables, Unicode maths, and damage.
+QUERY_PIECES = ("prove", "the", "a", "I", "x", "n", "A", "sqrt", "sqrt(2)", "√", "2", "10C3", "nCk", "choose",
+                "binomial(n,", "k)", "bar", "hat", "squared", "plus", "inverse", "factorial", "integral", "of",
+                "from", "to", "dx", "sum", "n=1", "infinity", "lim", "->", "sin", "sinx", "log", "base", "^", "_",
+                "(", ")", "[", "]", "{", "}", "|", "/", "*", "=", "<=", "$", "$x^2$", "\\frac{1}{2}", "\\sqrt",
+                "[calculus]", "-[calculus]", "[no-such-tag]", "score:2", "score:abc", "answers:", "is:accepted",
+                "?a", "?b^2", "\\qvar{a}", "²", "₁", "½", "∫", "∑", "≤", "ℝ", "😀", "\x00", "\n", " ", "'", ",", ".")
+
+
+def typed_query(rng: random.Random) -> str:
+    return " ".join(rng.choice(QUERY_PIECES) for _ in range(rng.randint(1, 40))).replace(" _ ", "_")
+
+
+def check_typed_query(text: str, task: int) -> str:
+    """Any typed query: refused with an :class:`~mathsearch.errors.InputError` or parsed, never
+    another exception, in bounded time; every span read as maths is a whole formula (balanced
+    braces) that parses; the filters taken out leave none behind.  Returns the outcome."""
+    from mathsearch.errors import InputError
+    from mathsearch.formula import parse_latex
+    from mathsearch.searcher import parse_query
+    from mathsearch.text.filters import parse_filters
+    from mathsearch.text.plainmath import annotate
+
+    t = time.perf_counter()
+    try:
+        parsed = parse_query(text, task)
+    except InputError:
+        return "refused"
+    took = time.perf_counter() - t
+    assert took < PARSE_SECONDS + len(text) / 1000, f"{took:.2f} s to read {text!r}"
+    for typed, latex in parsed.searched_as:
+        assert latex.count("{") - latex.count("\\{") == latex.count("}") - latex.count("\\}"), (text, typed, latex)
+        parse_latex(latex)
+    rest, filters = parse_filters(text)
+    again = parse_filters(rest)[1]
+    assert not (again.tags or again.not_tags or again.min_score is not None or again.min_answers is not None
+                or again.accepted), (text, rest, again)
+    _, spans = annotate(rest)
+    for s in spans:
+        assert rest[s.start:s.end] == s.typed, (rest, s)
+    return "filtered" if filters else "parsed"

@@ -10,7 +10,17 @@ from pathlib import Path
 
 import hypothesis
 import pytest
-from fuzz_properties import ALPHABET, OPS, Edit, check_parse, check_reader, check_snippet, reader_targets
+from fuzz_properties import (
+    ALPHABET,
+    OPS,
+    QUERY_PIECES,
+    Edit,
+    check_parse,
+    check_reader,
+    check_snippet,
+    check_typed_query,
+    reader_targets,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,6 +73,16 @@ TEXT = st.lists(st.one_of(WORD, FORMULA, DISPLAY), min_size=1, max_size=120).map
 @given(TEXT, st.sets(WORD, max_size=3), st.integers(20, 400))
 def test_a_snippet_never_splits_a_formula(text, words, width):
     check_snippet(text, words, width)
+
+
+TYPED = st.lists(st.one_of(st.sampled_from(QUERY_PIECES), st.text(max_size=4)), min_size=1, max_size=40).map(" ".join)
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(TYPED, st.sampled_from([1, 2]))
+def test_a_typed_query_is_refused_or_read_into_whole_formulae_and_filters(text, task):
+    check_typed_query(text, task)
 
 
 def test_schemathesis_over_every_route_finds_no_server_error(sample_index, tmp_path):
