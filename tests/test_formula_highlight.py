@@ -89,6 +89,26 @@ def test_marked_latex_is_the_same_formula_or_nothing():
     assert marked_latex(r"\color{red}{x^2}+1", ["x^2"]) is None
 
 
+def _bracket_argument(latex: str, start: int) -> str:
+    """The optional argument opened at ``latex[start] == "["``, read as MathJax reads it: up to the
+    first "]" outside braces."""
+    depth, i = 0, start + 1
+    while latex[i] != "]" or depth:
+        depth += {"{": 1, "}": -1}.get(latex[i], 0)
+        i += 1
+    return latex[start + 1:i]
+
+
+@pytest.mark.parametrize("hit,query", [(r"\sqrt[a+b]{x}", "a+b"), (r"\sqrt[\frac{1}{2}]{-\frac{1}{2}}", r"\frac{1}{2}")])
+def test_a_box_in_a_root_index_stays_inside_its_bracket(hit, query):
+    # \bbox[#ffe27a,1px]{..} in \sqrt[..] closed the index at its own "]": MathJax showed raw LaTeX
+    marked = marked_latex(hit, [query])
+    assert marked is not None and MARK in marked
+    index = _bracket_argument(marked, marked.index(r"\sqrt[") + len(r"\sqrt"))
+    assert index.count("{") == index.count("}") and MARK in index, (marked, index)
+    assert visual_key(marked) == visual_key(hit)
+
+
 def test_bound_sub_formulae_of_query_variables_are_boxed_apart():
     out = marked_latex("(n+1)^2+m^2", [], bound=["n+1", "m"])
     assert out is not None and BOUND + "{n+1}" in out and BOUND + "{m}" in out

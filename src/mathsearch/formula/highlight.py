@@ -230,7 +230,8 @@ class _Writer:
             core = f"\\frac{num}{den}" if lab == "FRAC" else f"{{{num}\\atop{den}}}"
             used = {"o", "u"}
         elif lab == "ROOT":
-            index = f"[{self.line(edges['c'][0])}]" if "c" in edges else ""
+            # the index braced: a box's own "[...]" inside it would close the bracket early (MathJax)
+            index = f"[{{{self.line(edges['c'][0])}}}]" if "c" in edges else ""
             core = f"\\sqrt{index}{self.arg(edges['w'][0])}"
             used = {"c", "w"}
         elif lab.startswith("M!"):
