@@ -274,3 +274,34 @@ def test_a_query_past_its_time_budget_is_told_so(sample_index):
         assert "took longer than its 1e-06 s budget" in r.json()["detail"]
         page = slow.get("/", params={"q": "prime numbers $p$"})
         assert page.status_code == 503 and "budget" in page.text
+
+
+def test_a_thread_marks_the_formulae_a_plain_words_query_was_searched_as(client):
+    plain = client.get("/thread/1984008", params={"q": "prove sqrt 2 is irrational", "task": 1}).text
+    dollars = client.get("/thread/1984008", params={"q": "prove $\\sqrt{2}$ is irrational", "task": 1}).text
+    assert plain.count(' hl"') == dollars.count(' hl"') > 0
+
+
+def test_a_hit_opened_from_page_2_leads_back_to_page_2(client):
+    import html as _html
+    import re
+
+    page = client.get("/", params={"q": "integral of x sin x", "task": 1, "page": 2, "details": 1}).text
+    link = _html.unescape(re.findall(r'href="(/thread/[^"]+)"', page)[0])
+    assert "page=2" in link and "details=1" in link
+    thread = client.get(link).text
+    assert 'href="/?q=integral+of+x+sin+x&amp;task=1&amp;page=2&amp;details=1"' in thread
+
+
+def test_past_the_last_page_the_summary_does_not_count_a_page_that_is_not_there(client):
+    import re
+
+    page = client.get("/", params={"q": "integral [calculus] [real-analysis]", "task": 1, "page": 4}).text
+    summary = re.findall(r'id="summary"[^>]*>([^<]*)', page)[0]
+    assert "page 4 of" not in summary and "No result on page 4" in page
+
+
+def test_task2_the_formula_equal_to_the_query_is_marked_whole(client):
+    page = client.get("/", params={"q": "$x^2+y^2=z^2$", "task": 2}).text
+    first = page[page.index('class="group-formula"'):]
+    assert first.index('<span class="tex hl">') < first.index("</div>")  # the best group's heading, boxed whole

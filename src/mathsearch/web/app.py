@@ -34,6 +34,7 @@ from ..searcher import (  # the API's records are the library's
     AnswerSource,
     FormulaGroup,
     SearchHit,
+    parse_query,
 )
 from . import site
 from .render import (
@@ -186,6 +187,15 @@ def _formula_json(v) -> dict:
                            "latex": f.latex, "thread_title": v.titles.get(f.thread_id)} for f in v.instances]}
 
 
+def searched_marks(q: str, task: str) -> set[str]:
+    """The keys of the formulae a query was searched as (its plain-words maths too, as the results
+    page marks them); a query no search would take marks what it holds between dollars."""
+    try:
+        return marks_of(parse_query(q, int(task) if task in ("1", "2", "3") else 1).searched)
+    except InputError:
+        return marks_of(q)
+
+
 def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = TIME_BUDGET, workers: int = 0,
                queue: int = DEFAULT_QUEUE, cache_entries: int = DEFAULT_ENTRIES) -> FastAPI:
     """The application over ``index_dir`` (opened on the first search); with ``pool_db`` the
@@ -317,14 +327,15 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         return page(request, "search.html", **ctx, result=found, **view)
 
     @app.get("/thread/{post_id}", response_class=HTMLResponse, include_in_schema=False)
-    async def thread_page(request: Request, post_id: str, q: str = "", fid: str = "", task: str = ""):
+    async def thread_page(request: Request, post_id: str, q: str = "", fid: str = "", task: str = "",
+                          results_page: str = Query("", alias="page"), details: str = ""):
         try:
             pid = bounded(post_id, "the post id", 0, MAX_POST_ID, 0)
             t = await service.call(thread_of, service.searcher, pid)
         except MathsearchError as exc:
             return app.state.not_found_page(request, public_message(str(exc), index_dir))
         q = q if len(q) <= MAX_QUERY else ""  # a query no search would take is not carried back
-        marks = marks_of(q)
+        marks = searched_marks(q, task)
         marked: set[int] = set()
         if fid.isdigit():  # a Task 2 hit: mark its formula and every instance that looks the same
             vid = next((f.visual_id for p in _posts(t) for f in p.formulas if str(f.formula_id) == fid), None)
@@ -340,7 +351,9 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
         return page(request, "thread.html", title_text=title, title_html=text_html(title, marks),
                     question=post(t.question) if t.question else None, answers=[post(a) for a in t.answers],
                     duplicates=[_link(x) for x in t.duplicates], related=[_link(x) for x in t.related],
-                    back_href=href("/", q=q, task=task) if q else None)
+                    back_href=href("/", q=q, task=task,
+                                   page=results_page if results_page.isdigit() and results_page != "1" else None,
+                                   details=1 if details == "1" else None) if q else None)
 
     @app.get("/formula", response_class=HTMLResponse, include_in_schema=False)
     async def formula_page(request: Request, latex: str = "", id: str = ""):

@@ -109,7 +109,7 @@ def summary(found: dict, task: int, page: int) -> str:
         text = f"{count} formulae" if n > 1 else "1 formula"
     else:
         text = f"{count} formula instances of {_plural(g, 'distinct formula', 'distinct formulae')}"
-    if found["pages"] > 1 or page > 1:
+    if page <= found["pages"] and (found["pages"] > 1 or page > 1):  # past the end, the page says so itself
         text += f" · page {page} of {found['pages']}"
     return text
 
@@ -118,10 +118,11 @@ def results_view(found: dict, q: str, task: int, page: int, details: bool = Fals
     """What search.html shows of a grouped result page (Task 1 or 2)."""
     marks = marks_of(found["searched"])  # plain-words maths marks as $...$ does
     queries = found["formulae"]  # the parts of hit formulae they match are marked
+    back = {"page": page if page > 1 else None, "details": 1 if details else None}  # a thread's way back here
 
     def hit(h: SearchHit) -> dict:
         fid = h.id if task == 2 else None
-        link = href(f"/thread/{h.post_id}", q=q, task=task, fid=fid) + f"#p{h.post_id}"
+        link = href(f"/thread/{h.post_id}", q=q, task=task, fid=fid, **back) + f"#p{h.post_id}"
         matched = [formula_html(m, mark=True) if "matched_formulae" not in h.cut or len(m) <= 200 else latex_code(m)
                    for m in h.matched_formulae]
         snippet_marks = marks if task == 1 else {*marks, *marks_of("".join(f"${m}$" for m in h.matched_formulae))}
@@ -140,11 +141,12 @@ def results_view(found: dict, q: str, task: int, page: int, details: bool = Fals
                                  "unlisted": g["count"] - len(hits), "key": g["key"]}
         if task == 1:
             entry["more_label"] = _plural(g["count"] - 1, "more answer") + " in this thread"
-            entry["all_href"] = href(f"/thread/{best['post_id']}", q=q, task=task) + f"#p{best['post_id']}"
+            entry["all_href"] = href(f"/thread/{best['post_id']}", q=q, task=task, **back) + f"#p{best['post_id']}"
         else:
             latex = best["matched_formulae"][0] if best["matched_formulae"] else ""
             entry["more_label"] = _plural(g["count"] - 1, "more instance") + " of this formula"
-            entry["formula_html"] = formula_parts_html(latex, queries, bound=bound_parts(best))
+            # marked whole when it is the query's formula, else in part (the best hit was the one left plain)
+            entry["formula_html"] = formula_parts_html(latex, queries, marks, bound=bound_parts(best))
             entry["all_href"] = entry["formula_href"] = href("/formula", id=best["id"])
             shown = {h["post_id"] for h in hits}
             seen: set[int] = set()
