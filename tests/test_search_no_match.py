@@ -82,3 +82,7 @@ def test_api_and_page_task3_with_a_tag_no_thread_has_decline_from_no_post(client
                                "No answer to this question was found in the collection."]
     html = client.get("/", params={"q": ON_TOPIC + " [no-such-tag-here]", "task": 3}).text
     assert "No answer: no post of the collection to answer from." in html and "none close to the question" not in html
+    # said once, in the answer's box: no notice repeating it, no empty Sources section
+    assert "No answer to this question was found" not in html and "<h2>Sources</h2>" not in html
+    html = client.get("/", params={"q": ON_TOPIC + " [no-such-tag-here]", "task": 1}).text
+    assert "No answer found." in html and 'class="pager"' not in html  # nothing found: no "Page 1" alone

@@ -203,6 +203,11 @@ def test_a_bare_task2_formula_is_previewed_and_searched_as_one(site, browser):
     page.wait_for_selector("#preview", state="hidden")
     page.check("input[name=task][value='2']")
     page.wait_for_selector("#preview mjx-container")
+    page.fill("#q", "x^2+y^2 [calculus] answers:2")  # the filters are no part of the formula previewed
+    page.wait_for_function("document.querySelector('#preview .tex')?.getAttribute('data-latex') === 'x^2+y^2'")
+    assert page.locator("#preview .tex").count() == 1
+    page.fill("#q", "x^2+y^2")
+    page.wait_for_selector("#preview mjx-container")
     page.keyboard.press("/")
     page.keyboard.press("Enter")
     page.wait_for_url("**task=2*")

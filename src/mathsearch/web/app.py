@@ -27,6 +27,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 
+from ..answers import NO_ANSWER
 from ..browse import MAX_LATEX, formula_view, thread_of
 from ..errors import InputError, MathsearchError, NotFoundError
 from ..searcher import (  # the API's records are the library's
@@ -315,7 +316,8 @@ def create_app(index_dir: Path, pool_db: Path | None = None, *, budget: float = 
                 view = results_view(found, q, t, n, ctx["details"])
             # the query as the search read it (once, where it ran): maths typed without LaTeX, notices
             ctx["searched_as"] = [formula_html(s["latex"]) for s in found["searched_as"]] if t != 2 else []
-            ctx["notices"] = found["notices"]
+            # (a Task 3 answer with nothing to draw from says so in its own box: not twice)
+            ctx["notices"] = [x for x in found["notices"] if not (t == 3 and x == NO_ANSWER)]
             if found.get("suggestion"):  # "did you mean": the respelt query, one click away
                 ctx["suggestion"] = found["suggestion"]
                 ctx["suggestion_href"] = href("/", q=found["suggestion"], task=t)

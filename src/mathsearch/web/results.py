@@ -191,7 +191,8 @@ def answer_view(found: dict, q: str) -> dict:
             "No answer: no post of the collection to answer from."
         return {"answer": {"html": text_html(said, marks),
                            "sources": sources, "how": f"The answer is {how}" + (":" if sources else ".")},
-                "system": found["system"], "summary": f"No answer; {_plural(len(sources), 'nearest post')}."}
+                "system": found["system"],
+                "summary": f"No answer; {_plural(len(sources), 'nearest post')}." if sources else "No answer."}
     return {"answer": {"html": text_html(a["text"], marks, lines=True), "sources": sources,
                        "how": f"The answer above is {how}" + (":" if sources else ".")},
             "system": found["system"],

@@ -89,9 +89,12 @@
   }
 
   // Task 2 takes a query without dollars as one formula (mathsearch.searcher.formula_query).
+  // The filters a query may hold ([tag], -[tag], score:N, answers:N, is:accepted): not part of its formula
+  const FILTER = /(^|\s)(-?\[(?=[^\]]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9.+#-]+\]|score:-?\d{1,9}|answers:\d{1,9}|is:accepted)(?=\s|$)/gi;
+
   function bareFormula(input) {
     const task2 = document.querySelector("input[name=task][value='2']");
-    const text = input.value.trim();
+    const text = input.value.replace(FILTER, " ").trim();
     return task2 && task2.checked && text && !/\$|\\\(|\\\[/.test(text) ? [text] : [];
   }
 
