@@ -9,7 +9,7 @@ import json
 from typer.testing import CliRunner
 
 from mathsearch.cli import app
-from mathsearch.systems.spelling import edits, nearest_word
+from mathsearch.systems.spelling import edits, kept, nearest_word
 
 MISSPELT = "irrationnal numbr"
 
@@ -17,6 +17,14 @@ MISSPELT = "irrationnal numbr"
 def test_edits_count_a_swap_as_one():
     assert edits("seires", "series") == 1 and edits("kitten", "sitting") == 3
     assert edits("numbr", "number") == 1 and edits("", "abc") == 3 and edits("abc", "abc") == 0
+
+
+def test_of_words_as_near_the_one_that_keeps_every_typed_letter_is_offered(searcher):
+    # "multiplier" (a dropped letter restored) and "multiples" (one replaced) are both one edit from
+    # "multipler"; the answers about Lagrange hold "multiples" more (Lagrange's theorem): it was offered
+    assert edits("multipler", "multiplier") == edits("multipler", "multiples") == 1
+    assert (kept("multipler", "multiplier"), kept("multipler", "multiples")) == (9, 8)
+    assert searcher.search("Lagrange multipler", k=1).suggestion == "Lagrange multiplier"
 
 
 def test_misspelt_words_are_named_and_respelt(searcher):

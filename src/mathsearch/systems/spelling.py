@@ -7,8 +7,9 @@ comments, question or title, holds, and proposes for each a word of the collecti
 word of eight letters or more; a swap of two letters is one edit).  tantivy's fuzzy term query
 finds the answers holding a near term, those about the query's other words first; their own words
 say which word it was and how it is spelt.  Of the near words, the fewest edits away wins, then the
-one most of those answers hold, then the one most answers of the collection hold (a tie of edits is
-a guess: "multipler" may be "multiplier" or "multiples").  Words under five letters are not respelt: a
+one that keeps most of the typed letters (a dropped letter restored, "multipler" -> "multiplier",
+before a replaced one, "multiples"), then the one most of those answers hold, then the one most
+answers of the collection hold (still a guess where those tie).  Words under five letters are not respelt: a
 short word the collection lacks is as often a real one ("lock") as a slip.
 """
 
@@ -48,6 +49,19 @@ def edits(a: str, b: str) -> int:
     return prev[-1]
 
 
+def kept(typed: str, near: str) -> int:
+    """How many of the typed letters ``near`` keeps, in order (their longest common subsequence):
+    among words as many edits away, one that only adds a letter the typist dropped ("multipler" ->
+    "multiplier") explains every letter typed, where a replaced one ("multiples") discards one."""
+    prev = [0] * (len(near) + 1)
+    for a in typed:
+        cur = [0]
+        for j, b in enumerate(near, 1):
+            cur.append(prev[j - 1] + 1 if a == b else max(prev[j], cur[j - 1]))
+        prev = cur
+    return prev[-1]
+
+
 def _held(ctx: SearchContext, term: str) -> int:
     text = ctx.text
     return sum(text.answer_doc_freq(f, term) for f in WORD_FIELDS)
@@ -83,7 +97,7 @@ def nearest_word(ctx: SearchContext, word: str, context: tuple[str, ...] = ()) -
                 far.add(form)
     if not holders:
         return None
-    return min(holders, key=lambda f: (edits(f, word), -len(holders[f]), -_held(ctx, terms[f]), f))
+    return min(holders, key=lambda f: (edits(f, word), -kept(word, f), -len(holders[f]), -_held(ctx, terms[f]), f))
 
 
 def spelling(ctx: SearchContext, query: SearchQuery, typed: str) -> Spelling:
