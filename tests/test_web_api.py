@@ -305,3 +305,10 @@ def test_task2_the_formula_equal_to_the_query_is_marked_whole(client):
     page = client.get("/", params={"q": "$x^2+y^2=z^2$", "task": 2}).text
     first = page[page.index('class="group-formula"'):]
     assert first.index('<span class="tex hl">') < first.index("</div>")  # the best group's heading, boxed whole
+
+
+def test_the_query_hints_stand_open_on_the_front_page_and_fold_on_a_results_page(client):
+    front = client.get("/").text
+    results = client.get("/", params={"q": "harmonic series"}).text
+    assert 'id="syntax"' in front and '<details class="hints">' not in front
+    assert results.index('<details class="hints">') < results.index('id="syntax"') < results.index("</details>")
