@@ -312,3 +312,13 @@ def test_the_query_hints_stand_open_on_the_front_page_and_fold_on_a_results_page
     results = client.get("/", params={"q": "harmonic series"}).text
     assert 'id="syntax"' in front and '<details class="hints">' not in front
     assert results.index('<details class="hints">') < results.index('id="syntax"') < results.index("</details>")
+
+
+def test_query_variables_mark_what_they_bound_and_no_letter_that_shares_their_name(client):
+    import re
+
+    page = client.get("/", params={"q": "?a^2+?b^2", "task": 2}).text
+    heads = re.findall(r'class="group-formula">(.*?)</div>', page, re.S)
+    named = [h for h in heads if 'data-query-latex="a^{2}+b^{2}"' in h]
+    assert named and "#c8e6ff" in named[0]  # a and b bound to ?a and ?b: blue
+    assert "#ffe27a" not in named[0]  # and not also yellow, as if the query held the letters a and b

@@ -109,6 +109,12 @@ class ParsedQuery:
         return tuple(split_math(self.searched)[1])
 
     @cached_property
+    def marked_formulae(self) -> tuple[str, ...]:
+        """:attr:`formulae` as a hit's matching parts are marked by: a query variable stands for any
+        subexpression, so it marks none (``?a^2+?b^2`` boxed the ``a`` of ``a^2+b^2`` only)."""
+        return tuple(query_variables(f)[0] if has_variables(f) else f for f in self.formulae)
+
+    @cached_property
     def formula_keys(self) -> frozenset[str]:
         """Task 1: the keys (:func:`~mathsearch.text.analysis.formula_key`) of the query's formulae,
         whose instances in a hit are listed as matched."""

@@ -86,7 +86,7 @@ def results_from(searcher: Searcher, p: ParsedQuery, system: str, ranking: Ranki
     return {"system": system, "found": len(ids), "capped": len(ids) >= DEPTH, "groups_found": len(groups),
             "pages": min(max_page, -(-len(groups) // per_page)), "groups": out, "per_page": per_page,
             # the query as it was read, for the page: no face reads the typed text again
-            "searched": p.searched, "formulae": list(p.formulae), "bare_formula": p.bare_formula,
+            "searched": p.searched, "formulae": list(p.marked_formulae), "bare_formula": p.bare_formula,
             "searched_as": p.searched_as_json(), "notices": searcher.notices(p, task, best),
             "suggestion": searcher.spelling(p, task).suggestion}
 
