@@ -233,6 +233,16 @@ def test_out_is_never_a_file_we_did_not_make_nor_a_pool_with_judgements(tmp_path
         assert len(db.judgements()) == 1 and db.progress()["A.1"]["items"] == 2
 
 
+def test_force_never_writes_over_an_input_of_the_command(tmp_path):
+    run = write(tmp_path / "g-task1-r-auto-both-P.tsv", ["A.1\tQ0\t100\t1\t2.0\tr", "A.1\tQ0\t101\t2\t1.0\tr"])
+    topics = write(tmp_path / "topics.xml", ['<Topics><Topic number="A.1"><Title>t</Title></Topic></Topics>'])
+    for out in (run, topics):
+        before = out.read_bytes()
+        result = cli("pool", "--task", 1, run, "--topics", topics, "--out", out, "--force")
+        assert result.exit_code == 2 and "is also an input of this command" in result.output
+        assert out.read_bytes() == before  # --force replaces a file, never the command's own input
+
+
 def test_coverage_of_the_labs_judgements_by_a_pool_of_our_runs(runs_2021, sample_index, data_dir, tmp_path):
     out = tmp_path / "pool.sqlite"
     assert cli("pool", "--task", 1, *runs_2021.values(), "--out", out).exit_code == 0

@@ -31,7 +31,7 @@ import os
 import re
 import sqlite3
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -156,7 +156,7 @@ def _pool_problem(path: Path) -> str | None:
     return None if is_assessment_db(path) else "is not an assessment database made by mathsearch pool"
 
 
-def check_pool_out(path: str | Path, force: bool = False) -> Path:
+def check_pool_out(path: str | Path, force: bool = False, inputs: Iterable[str | Path | None] = ()) -> Path:
     """Refuse a ``--out`` that must not be (re)written, before any pooling is done.
 
     A new path is fine (missing folders are created when written); an existing file must be an
@@ -171,7 +171,7 @@ def check_pool_out(path: str | Path, force: bool = False) -> Path:
                          f"(e.g. {path / 'pool.sqlite'}).")
     if (path.exists() or path.is_symlink()) and not path.is_file():
         raise InputError(f"--out {path} exists and is not a regular file; refusing to write to it.")
-    check_output(path, force=force, ours=_pool_problem)
+    check_output(path, inputs, force=force, ours=_pool_problem)  # never an input of the command, even with force
     if is_assessment_db(path):
         n = _judgement_count(path)
         if n:
@@ -196,7 +196,7 @@ def create_pool_db(
     judgements): in one transaction.  A new one, or another file replaced with ``force``, is written beside and renamed into place, so a
     half-written database never appears.  Returns the overlap topics.
     """
-    path = check_pool_out(path, force)
+    path = check_pool_out(path, force, [r.path for r in pool.runs])  # a pooled run is never written over
     by_id = {t.topic_id: t for t in topics}
     if isinstance(overlap, int):
         if overlap < 0:

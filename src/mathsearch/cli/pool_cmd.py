@@ -48,7 +48,7 @@ def pool(
     if task == 2 and index is None and not formulas:
         raise InputError("a Task 2 pool needs the formulae's visual ids: give --index IDX or --formulas TSV")
     pool_runs = classify_runs(runs, task)
-    check_pool_out(out, force)
+    check_pool_out(out, force, [*runs, topics, index, *(formulas or [])])
     err = console(stderr=True)
     read = ReadReport(source=str(topics) if topics else "")
     topic_list = read_topics(topics, None, read) if topics is not None else []
