@@ -146,7 +146,7 @@ def export_qrels(db: AssessDB, out_dir: str | Path, *, prefer: str | None = None
             raise InputError(f"{target} exists and is not a regular file; refusing to write to it")
         # Judgements are never replaced by surprise: the lab's qrels share these files' layout, so
         # any existing file, ours or not, needs --force (the check of every output).
-        check_output(target, option="--out", force=overwrite, ours=lambda _: "may hold judgements")
+        check_output(target, [db.path], option="--out", force=overwrite, ours=lambda _: "may hold judgements")
     out_dir.mkdir(parents=True, exist_ok=True)
     for key, target in targets.items():
         text, n = contents[key]
