@@ -87,6 +87,8 @@ def test_nine_column_v3_layout(tmp_path):
 def test_tags_and_delimiters():
     assert parse_tags("<calculus><real-analysis>") == ("calculus", "real-analysis")
     assert parse_tags("abstract-algebra,matrices, ring-theory") == ("abstract-algebra", "matrices", "ring-theory")
+    # Stack Exchange dumps since 2024 write tags between bars; read as one tag, a [tag] filter missed them
+    assert parse_tags("|calculus|real-analysis|") == ("calculus", "real-analysis")
     assert strip_delimiters("$$x^2$$") == "x^2"
     assert strip_delimiters("$$$ f(n) $$$") == "f(n)"
     assert strip_delimiters("\\(a\\)") == "a"

@@ -16,13 +16,14 @@ _TAG = re.compile(r"<([^<>]+)>")
 
 
 def parse_tags(value: str | None) -> tuple[str, ...]:
-    """``<calculus><derivatives>`` (dumps) or ``calculus, derivatives`` (topics) -> tuple of tags."""
+    """``<calculus><derivatives>`` (dumps), ``|calculus|derivatives|`` (Stack Exchange dumps since
+    2024) or ``calculus, derivatives`` (topics) -> tuple of tags."""
     if not value:
         return ()
     found = _TAG.findall(value)
     if found:
         return tuple(t.strip() for t in found if t.strip())
-    return tuple(t.strip() for t in re.split(r"[,\s]+", value) if t.strip())
+    return tuple(t.strip() for t in re.split(r"[|,\s]+", value) if t.strip())
 
 
 def _int(attrs: dict[str, str], name: str) -> int | None:
