@@ -33,7 +33,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..assess import AssessDB, AssessmentError, agreement, grades_for
 from ..assess.db import ItemRow, TopicRow
@@ -58,10 +58,18 @@ ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": Problem}, 404: {"model
 
 
 class JudgementIn(BaseModel):
-    item_id: int = Field(ge=1, le=MAX_ITEM_ID)
+    # strict: JSON true is not the grade 1, nor 2.0 the grade 2, nor true the item 1
+    item_id: int = Field(ge=1, le=MAX_ITEM_ID, strict=True)
     assessor: str = Field(min_length=1, max_length=40, pattern=NAME_PATTERN)
     grade: Literal[0, 1, 2, 3, 5, 6] = Field(description="0-3, 5 (system failure) or 6 (do not know).")
     comment: str = Field("", max_length=MAX_COMMENT)
+
+    @field_validator("grade", mode="before")
+    @classmethod
+    def _a_whole_number(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):  # (a Literal cannot be made strict)
+            raise ValueError("the grade is a whole number: 0-3, 5 or 6")
+        return value
 
 
 class GradeOut(BaseModel):
