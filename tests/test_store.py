@@ -26,6 +26,7 @@ def test_sample_indexes_with_exact_counts(tmp_path):
     assert {k: counts[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")} == {
         "questions": 2769, "answers": 3395, "comments": 16712, "links": 6779, "formulas": 76968, "skipped": {},
     }
+    assert counts["notes"] == []  # every file there, every answer's question too
 
 
 def test_store_contents(sample_index):
@@ -129,6 +130,19 @@ def test_raw_dump_indexes_with_its_formulae(tmp_path):
         assert [r[0] for batch in a.formula_rows(['comment']) for r in batch] == [latex['b > a'].formula_id]
         assert [len(batch) for batch in a.formula_rows(batch=3)] == [3, 3, 1]
     assert again.formulas == 7
+
+
+def test_a_dump_without_comments_and_with_answers_whose_question_is_absent_says_so(tmp_path):
+    root = tmp_path / "dump"
+    root.mkdir()
+    (root / "Posts.xml").write_text(RAW_POSTS.replace('<row Id="7" PostTypeId="2" ParentId="1"',
+                                                      '<row Id="7" PostTypeId="2" ParentId="99"'))
+    counts = build_index(root, tmp_path / "idx")
+    assert counts.answers == 2  # the answer of the absent question 99 is kept: a slice of a dump keeps them
+    assert counts.notes == [f"no Comments file in {root}: no comments indexed",
+                            f"no PostLinks file in {root}: no links indexed",
+                            "1 answer whose question is not in the collection (or was skipped): indexed, "
+                            "searchable, with no thread title"]
 
 
 def test_find_math_delimiters():

@@ -151,7 +151,7 @@ def index(
                       highlight=False, soft_wrap=True)
     if json_out:
         out = counts.as_json()
-        print_json({**{k: out[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped")},
+        print_json({**{k: out[k] for k in ("questions", "answers", "comments", "links", "formulas", "skipped", "notes")},
                     **counts.indexes, "store_seconds": round(counts.seconds, 2), "seconds": counts.total_seconds})
     else:
         console.print(
@@ -164,6 +164,8 @@ def index(
             console.print(f"  skipped {n:,}: {reason}", soft_wrap=True)
         for problem in counts.problems[:20]:
             console.print(f"  [yellow]{problem}[/yellow]", highlight=False, soft_wrap=True)
+        for note in counts.notes:
+            console.print(f"  note: {note}", highlight=False, soft_wrap=True, markup=False)
     if counts.skipped:
         raise typer.Exit(1)  # built, but some rows were bad: say so in the exit code
 

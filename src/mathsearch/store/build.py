@@ -55,6 +55,7 @@ class IngestCounts:
     formulas: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # read, but worth a line: a file absent, answers without their question
     seconds: float = 0.0
     bytes_read: int = 0
 
@@ -256,6 +257,20 @@ def _side_step(files: CollectionFiles, path: str, progress: Progress | None) -> 
         side.close()
 
 
+def _notes(db: sqlite3.Connection, files: CollectionFiles) -> list[str]:
+    """What a user should know of a collection read without error: a file it lacks, and answers
+    whose question it does not hold (a slice of a dump: kept and searchable, with no thread title)."""
+    notes = [f"no {what} file in {files.root}: no {rows} indexed"
+             for what, rows, path in (("Comments", "comments", files.comments), ("PostLinks", "links", files.links))
+             if path is None]
+    orphans = db.execute("SELECT count(*) FROM posts a WHERE a.post_type = 2 AND NOT EXISTS "
+                         "(SELECT 1 FROM posts q WHERE q.post_id = a.thread_id AND q.post_type = 1)").fetchone()[0]
+    if orphans:
+        notes.append(f"{orphans:,} answer{'s' if orphans != 1 else ''} whose question is not in the collection "
+                     "(or was skipped): indexed, searchable, with no thread title")
+    return notes
+
+
 def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None = None,
                 meanwhile: Callable[[Path, Callable[[], bool]], Any] | None = None) -> IngestCounts:
     """Write ``out_dir/store.sqlite`` from ``files``; returns what was read and skipped.
@@ -320,6 +335,7 @@ def build_store(files: CollectionFiles, out_dir: Path, progress: Progress | None
     counts.comments = db.execute("SELECT count(*) FROM comments").fetchone()[0]
     counts.links = db.execute("SELECT count(*) FROM links").fetchone()[0]
     counts.formulas = db.execute("SELECT count(*) FROM formulas").fetchone()[0]
+    counts.notes = _notes(db, files)
     # Sampled statistics: a full ANALYZE reads every index (minutes at full scale).
     db.execute("PRAGMA analysis_limit=1000")
     db.execute("ANALYZE main")
