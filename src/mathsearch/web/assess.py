@@ -58,17 +58,18 @@ ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": Problem}, 404: {"model
 
 
 class JudgementIn(BaseModel):
-    # strict: JSON true is not the grade 1, nor 2.0 the grade 2, nor true the item 1
-    item_id: int = Field(ge=1, le=MAX_ITEM_ID, strict=True)
+    item_id: int = Field(ge=1, le=MAX_ITEM_ID)
     assessor: str = Field(min_length=1, max_length=40, pattern=NAME_PATTERN)
     grade: Literal[0, 1, 2, 3, 5, 6] = Field(description="0-3, 5 (system failure) or 6 (do not know).")
     comment: str = Field("", max_length=MAX_COMMENT)
 
-    @field_validator("grade", mode="before")
+    @field_validator("item_id", "grade", mode="before")
     @classmethod
-    def _a_whole_number(cls, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int):  # (a Literal cannot be made strict)
-            raise ValueError("the grade is a whole number: 0-3, 5 or 6")
+    def _a_number_not_a_truth_value(cls, value: Any) -> Any:
+        # JSON true is no grade 1 nor item 1 (pydantic's lax mode took it for 1); 2.0 is the number 2, as
+        # JSON Schema counts an integer
+        if isinstance(value, bool) or isinstance(value, str):
+            raise ValueError("a whole number, not true, false or text")
         return value
 
 
