@@ -159,3 +159,24 @@ def test_index_without_dense_over_vectors_refuses_and_no_dense_drops_them(dense_
     assert result.exit_code == 0, result.output
     assert not DenseIndex.exists(dense_tiny)
     assert json.loads(result.stdout)["answers"] == 7
+
+
+def test_a_pool_and_its_qrels_get_the_mode_any_new_file_gets(tmp_path):
+    import os
+    import stat
+
+    from mathsearch.assess import AssessDB
+
+    old = os.umask(0o022)
+    try:
+        run = write(tmp_path / "g-task1-r-auto-both-P.tsv", RUN)
+        pool = tmp_path / "pool.sqlite"
+        assert cli("pool", "--task", 1, run, "--out", pool).exit_code == 0
+        with AssessDB(pool) as db:
+            db.judge(db.items("A.1")[0].item_id, "ann", 3)
+        assert cli("qrels", "export", pool, "--out", tmp_path / "qrels").exit_code == 0
+    finally:
+        os.umask(old)
+    # written through tempfile.mkstemp, they were 0600: a colleague could not read the qrels
+    assert stat.S_IMODE(pool.stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "qrels" / "qrels-task1.tsv").stat().st_mode) == 0o644

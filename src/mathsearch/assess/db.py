@@ -156,6 +156,14 @@ def _pool_problem(path: Path) -> str | None:
     return None if is_assessment_db(path) else "is not an assessment database made by mathsearch pool"
 
 
+def as_umask_allows(path: Path) -> None:
+    """Give a file made by :func:`tempfile.mkstemp` (mode 0600) the mode any new file gets here
+    (0666 less the umask): qrels and a pool are shared with assessors and colleagues."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
 def check_pool_out(path: str | Path, force: bool = False, inputs: Iterable[str | Path | None] = ()) -> Path:
     """Refuse a ``--out`` that must not be (re)written, before any pooling is done.
 
@@ -234,6 +242,7 @@ def create_pool_db(
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    as_umask_allows(tmp)
     try:
         db = _connect(tmp)
         try:

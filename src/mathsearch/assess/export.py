@@ -31,7 +31,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..records import topic_order
 from ..runs.output import check_output
-from .db import AssessDB, ItemRow, Judgement, check_assessor
+from .db import AssessDB, ItemRow, Judgement, as_umask_allows, check_assessor
 from .grades import GRADED
 from .pool import ANSWER, FORMULA, TASK3
 
@@ -158,6 +158,7 @@ def export_qrels(db: AssessDB, out_dir: str | Path, *, prefer: str | None = None
 
 def _write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    as_umask_allows(Path(tmp))
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
