@@ -5,6 +5,7 @@ asked, then these keep the hits they allow, in their order (:meth:`mathsearch.se
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 
 from ..formula.analysis import FormulaAnalyzer
@@ -75,10 +76,13 @@ def _other_instances(ctx: SearchContext, ranking: Ranking, failed: list[str], ke
     """For each Task 2 hit of ``failed`` (in rank order) that may still be among the best ``need``,
     the first instance of its visual id that ``allowed`` passes, with that hit's score."""
     store = ctx.store
-    kept_visuals = {f.visual_id for d in keep if (f := store.formula(d)) is not None}
+    best = heapq.nsmallest(need, (-s for s in keep.values()))  # negated: the kept hits' best need scores
+    kept_visuals: set[str | None] | None = None  # read only when a stand-in is looked for
     for looked, doc in enumerate(failed):
-        if looked >= OTHER_LOOKUPS or len(keep) >= need and ranking[doc] < sorted(keep.values())[-need]:
+        if looked >= OTHER_LOOKUPS or len(best) >= need and ranking[doc] < -best[-1]:
             break  # the kept hits' best need all score higher: no stand-in could enter them
+        if kept_visuals is None:
+            kept_visuals = {f.visual_id for d in keep if (f := store.formula(d)) is not None}
         f = store.formula(doc)
         if f is None or f.visual_id is None or f.visual_id in kept_visuals:
             continue
@@ -88,4 +92,5 @@ def _other_instances(ctx: SearchContext, ranking: Ranking, failed: list[str], ke
             if allowed(facts, str(o.post_id)):
                 keep[str(o.formula_id)], posts_kept[str(o.formula_id)] = ranking[doc], str(o.post_id)
                 kept_visuals.add(f.visual_id)
+                best = heapq.nsmallest(need, [*best, -ranking[doc]])
                 break
