@@ -12,7 +12,7 @@ from ..ranking import Ranking
 from ..readers.runs import read_formula_rankings, read_run_scores
 from ..records import FormulaHit, ReadReport, ScoredDoc
 from ..runs import check_run_tag, write_formula_run, write_trec_run
-from ..systems.fusion import METHODS, fuse
+from ..systems.fusion import METHODS, check_weights, fuse
 from ._common import check_output, console, friendly_errors, print_json
 
 
@@ -43,8 +43,7 @@ def fuse_runs(
             raise InputError(f"--weights {weights!r} should be numbers separated by commas") from None
     if w is not None and len(w) != len(runs):
         raise InputError(f"--weights gives {len(w)} weights for {len(runs)} runs")
-    if w is not None and (any(not x >= 0 for x in w) or not any(w)):  # checked before --out is touched
-        raise InputError(f"--weights {weights!r}: each weight is 0 or more, and one is above 0")
+    check_weights(w, "--weights")  # before --out is touched
     check_run_tag(tag, "--tag")
     check_runs(runs, (task,))  # a file of another task's layout (or no run at all): exit 2, nothing written
     check_output(out, runs, force=force)

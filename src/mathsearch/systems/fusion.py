@@ -114,12 +114,18 @@ def mirmu(runs: Sequence[Run], depth: int = DEPTH) -> FusedRun:
     return out
 
 
+def check_weights(weights: Sequence[float] | None, what: str = "fusion weights") -> None:
+    """Refuse weights that rank nothing sensibly: a negative one (it ranks a run's best hits last),
+    NaN, or all zero."""
+    if weights is not None and (any(not w >= 0 for w in weights) or not any(weights)):  # (NaN is not >= 0)
+        raise InputError(f"{what} {list(weights)}: each weight is 0 or more, and one is above 0 "
+                         "(a negative weight ranks a run's best hits last)")
+
+
 def fuse(method: str, runs: Sequence[Run], weights: Sequence[float] | None = None, k: float = 60.0,
          normalise: str = "minmax", depth: int = DEPTH) -> FusedRun:
     """Dispatch by method name (what ``mathsearch fuse --method`` takes)."""
-    if weights is not None and (any(not w >= 0 for w in weights) or not any(weights)):  # (NaN is not >= 0)
-        raise InputError(f"fusion weights {list(weights)}: each weight is 0 or more, and one is above 0 "
-                         "(a negative weight ranks a run's best hits last)")
+    check_weights(weights)
     if method == "rrf":
         return rrf(runs, k, weights, depth)
     if method == "minmax":
