@@ -400,6 +400,16 @@ def test_formula_reads_a_topic_formula_tsv_and_refuses_options_that_do_not_go_to
         assert result.exit_code == 2 and words in result.output, (args, result.output)
 
 
+def test_formula_refuses_an_empty_tsv_but_reads_a_header_only_one(tmp_path):
+    blank, header = tmp_path / "blank.tsv", tmp_path / "header.tsv"
+    blank.write_text("\n  \n", encoding="utf-8")
+    header.write_text("id\tpost_id\tthread_id\ttype\tcomment_id\told_visual_id\tvisual_id\tissue\tformula\n", encoding="utf-8")
+    result = invoke("formula", "--tsv", blank)
+    assert result.exit_code == 2 and "is empty" in result.output and str(blank) in result.output, result.output
+    result = invoke("formula", "--tsv", header)
+    assert result.exit_code == 0 and "0 formulae" in result.output, result.output
+
+
 def test_an_empty_or_cut_topic_file_is_said_once_with_its_position(tmp_path):
     empty, cut = tmp_path / "empty.xml", tmp_path / "cut.xml"
     empty.write_text("", encoding="utf-8")

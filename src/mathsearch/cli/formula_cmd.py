@@ -14,6 +14,12 @@ from ..records import ReadReport
 from ._common import err_console, friendly_errors, print_json
 
 
+def _is_blank(path: Path) -> bool:
+    """The file holds nothing but white space: not a formula TSV at all (no header, no row)."""
+    with path.open("rb") as fh:
+        return not any(chunk.strip() for chunk in iter(lambda: fh.read(1 << 16), b""))
+
+
 def _topic_header(path: Path) -> bool:
     """The file opens with a topic formula TSV's header (``id topic_id ...``)."""
     try:
@@ -50,6 +56,9 @@ def register(app: typer.Typer) -> None:
                 raise InputError(f"no such formula TSV: {tsv}")
             if as_json:
                 raise InputError("--json prints one formula; with --tsv use --jsonl (one JSON object per formula).")
+            if _is_blank(tsv):  # a header-only file is a TSV of no formulae; a blank one is a mistake
+                raise InputError(f"--tsv {tsv} is empty: no header and no formula; give a latex_representation "
+                                 "file or a topic formula TSV.")
             from ..readers.formula_tsv import iter_formula_tsv, read_topic_formulas
 
             report = ReadReport(source=str(tsv))
