@@ -267,7 +267,36 @@ QUERY_PIECES = ("prove", "the", "a", "I", "x", "n", "A", "sqrt", "sqrt(2)", "√
                 "from", "to", "dx", "sum", "n=1", "infinity", "lim", "->", "sin", "sinx", "log", "base", "^", "_",
                 "(", ")", "[", "]", "{", "}", "|", "/", "*", "=", "<=", "$", "$x^2$", "\\frac{1}{2}", "\\sqrt",
                 "[calculus]", "-[calculus]", "[no-such-tag]", "score:2", "score:abc", "answers:", "is:accepted",
-                "?a", "?b^2", "\\qvar{a}", "²", "₁", "½", "∫", "∑", "≤", "ℝ", "😀", "\x00", "\n", " ", "'", ",", ".")
+                "?a", "?b^2", "\\qvar{a}", "²", "₁", "½", "∫", "∑", "≤", "ℝ", "😀", "\x00", "\n", " ", "'", ",", ".",
+                "to the power of", "e^-x^2", "x^2+1", "square root of", "absolute value of", "cubed", "transpose")
+
+
+def double_script(latex: str) -> bool:
+    """``latex`` puts two superscripts or two subscripts on one base ("x^{2}^{3}"), which LaTeX refuses."""
+    i = 0
+    while i < len(latex):
+        c = latex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "^_" and i + 1 < len(latex):
+            end = i + 2
+            if latex[i + 1] == "{":
+                depth = 0
+                for end in range(i + 1, len(latex)):
+                    if latex[end] in "{}" and latex[end - 1] != "\\":
+                        depth += 1 if latex[end] == "{" else -1
+                        if depth == 0:
+                            break
+                end += 1
+            elif latex[i + 1] == "\\":
+                end = i + 2
+                while end < len(latex) and latex[end].isalpha():
+                    end += 1
+            if latex[end:end + 1] == c:
+                return True
+        i += 1
+    return False
 
 
 def typed_query(rng: random.Random) -> str:
@@ -293,6 +322,7 @@ def check_typed_query(text: str, task: int) -> str:
     assert took < PARSE_SECONDS + len(text) / 1000, f"{took:.2f} s to read {text!r}"
     for typed, latex in parsed.searched_as:
         assert latex.count("{") - latex.count("\\{") == latex.count("}") - latex.count("\\}"), (text, typed, latex)
+        assert not double_script(latex), (text, typed, latex)  # MathJax would show "Double exponent"
         parse_latex(latex)
     rest, filters = parse_filters(text)
     again = parse_filters(rest)[1]

@@ -61,6 +61,24 @@ SPANS = [
     ("A transpose A", "A^T A"),
     ("n factorial", "n!"),
     ("absolute value of (x-1) < 2", "|x-1|<2"),
+    # a tower of scripts nests to the right; what is said after "to the power of" up to an operator is the exponent
+    ("e^-x^2", "e^{-x^2}"),
+    ("x^2^3", "x^{2^3}"),
+    ("a_n_k", "a_{n_k}"),
+    ("x^2 squared", "{x^2}^2"),
+    ("A^T inverse", "{A^T}^{-1}"),
+    ("x²^3", "{x^2}^3"),
+    ("e to the power of i pi", r"e^{i\pi}"),
+    ("e to the power of -x squared", "e^{-x^2}"),
+    ("2 to the power of n minus 1", "2^n-1"),
+    # after "of", a sum typed without spaces is the argument; spaced, the root ends at its factor
+    ("square root of x^2+1", r"\sqrt{x^2+1}"),
+    ("sqrt of 1-x^2", r"\sqrt{1-x^2}"),
+    ("square root of 2x", r"\sqrt{2x}"),
+    ("square root of x^2+1=0", r"\sqrt{x^2+1}=0"),
+    ("square root of x^2 + 1", r"\sqrt{x^2}+1"),
+    ("sqrt x+1", r"\sqrt{x}+1"),
+    ("absolute value of x-1", "|x-1|"),
     # the calculator's binomial, a binomial named as a function, accents said after their letter
     ("nCk", r"\binom{n}{k}"),
     ("10C3", r"\binom{10}{3}"),
@@ -89,6 +107,16 @@ def test_a_typed_span_is_the_formula_it_spells(typed, latex):
     found = find_plain_math(typed)
     assert len(found) == 1 and found[0].typed == typed, found
     assert ANALYZER.analyze(found[0].latex).visual_key == ANALYZER.analyze(latex).visual_key, found[0].latex
+
+
+@pytest.mark.parametrize("typed", ["e^-x^2", "x^2^3", "a_n_k", "x^2 squared", "A^T inverse", "x²^3", "x^2²",
+                                   "e to the power of -x squared", "x^2 to the power of 3", "a_n_k_j^2^3"])
+def test_no_reading_puts_two_scripts_of_a_kind_on_one_base(typed):
+    from fuzz_properties import double_script
+
+    assert double_script("x^{2}^{3}") and double_script("a_n_k") and not double_script("x_{i}^{2}")
+    (span,) = find_plain_math(typed)
+    assert not double_script(span.latex), span.latex
 
 
 @pytest.mark.parametrize("text,expected", [

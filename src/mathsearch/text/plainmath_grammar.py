@@ -44,6 +44,20 @@ from .plainmath_vocab import (
 GREEK_LATEX = frozenset(GREEK_NAMES.values())
 MAX_DEPTH = 60  # nested factors and atoms a span may hold; deeper input stays words
 
+def scripted_base(latex: str, mark: str) -> str:
+    """``latex`` ready to take a ``mark`` script: braced when it already ends in one ("x^{2}" before
+    "^{2}" is "{x^{2}}"), since LaTeX refuses a double exponent or subscript."""
+    if not latex.endswith("}") or latex.endswith("\\}"):
+        return latex
+    depth = 0
+    for i in range(len(latex) - 1, -1, -1):
+        if latex[i] in "{}" and (i == 0 or latex[i - 1] != "\\"):
+            depth += 1 if latex[i] == "}" else -1
+            if depth == 0:
+                return f"{{{latex}}}" if i > 0 and latex[i - 1] == mark else latex
+    return latex
+
+
 class Parser(BigOperators):
     """ASCII maths from ``toks[pos]`` on; each method returns a node or raises :class:`NoMaths`."""
 
@@ -260,17 +274,16 @@ class Parser(BigOperators):
                 break
             if t.text in SUPERSCRIPTS or t.text in SUBSCRIPTS:  # "x²", "a₁₂", "x⁻¹": a run of them, one script
                 mark, table = ("^", SUPERSCRIPTS) if t.text in SUPERSCRIPTS else ("_", SUBSCRIPTS)
-                node = Piece(f"{node.latex}{mark}{{{self.unicode_script(table)}}}", True)
+                node = Piece(f"{scripted_base(node.latex, mark)}{mark}{{{self.unicode_script(table)}}}", True)
                 continue
             if t.text in ("^", "_"):
                 saved = self.pos
                 self.pos += 1
-                script = self.attempt(self.script)
+                script = self.attempt(self.script, t.text)
                 if script is None:
                     self.pos = saved
                     break
-                base = node.latex if node.inner is None or t.text == "^" else node.latex
-                node = Piece(f"{base}{t.text}{{{script}}}", True)
+                node = Piece(f"{scripted_base(node.latex, t.text)}{t.text}{{{script}}}", True)
             elif t.text == "!" and not t.space_before:
                 self.pos += 1
                 node = Piece(node.latex + "!", True)
@@ -280,7 +293,8 @@ class Parser(BigOperators):
             elif t.kind == "word" and t.text.lower() in WORD_POSTFIX and node.letter not in ("a", "I"):
                 # "x squared", "A inverse", "n factorial"; "over a factorial", "I squared it" are English
                 self.pos += 1
-                node = Piece(node.latex + WORD_POSTFIX[t.text.lower()], True)
+                postfix = WORD_POSTFIX[t.text.lower()]  # "x^2 squared", "A^T inverse": {x^{2}}^{2}
+                node = Piece(scripted_base(node.latex, postfix[0]) + postfix, True)
             elif t.kind == "word" and t.text.lower() in WORD_ACCENTS and (
                     node.letter not in (None, "a", "I") or node.latex in GREEK_LATEX):
                 # "x bar", "theta hat": an accent said after its one letter; "a bar", "a hat" are English
@@ -291,22 +305,71 @@ class Parser(BigOperators):
                 self.pos += 3 if t.text.lower() == "to" else 4
                 if self.text().lower() == "of":
                     self.pos += 1
-                script = self.attempt(self.script)
+                script = self.attempt(self.said_exponent)
                 if script is None:
                     self.pos = saved
                     break
-                node = Piece(f"{node.latex}^{{{script}}}", True)
+                node = Piece(f"{scripted_base(node.latex, '^')}^{{{script}}}", True)
             else:
                 break
         return node
 
-    def script(self) -> str:
+    def script(self, tower: str = "") -> str:
+        """A super- or subscript's body.  With ``tower`` (its mark), a run of the same mark nests to
+        the right, as mathematics reads it: "e^-x^2" is e^{-x^{2}}, "a_n_k" a_{n_{k}}; LaTeX refuses
+        "e^{-x}^{2}" ("double exponent")."""
+        if self.text() in ("(", "{", "["):
+            return group_latex(self.atom())  # "e^(-x)^2": the bracket closes the script
+        sign = ADDITIVE[self.take().text] if self.text() in ("-", "−", "+") else ""
+        body = self.atom().latex
+        if tower and self.text() == tower:
+            saved = self.pos
+            self.pos += 1
+            inner = self.attempt(self.script, tower)
+            if inner is None:
+                self.pos = saved
+            else:
+                body = f"{body}{tower}{{{inner}}}"
+        return join_latex(sign, body) if sign else body
+
+    def tight_run(self) -> Piece | None:
+        """The maths typed without a space from the position on, read whole where it says more than
+        one factor: after "square root of" and "absolute value of", "x^2+1" and "2x" are the argument
+        as their spacing groups them.  None where the run is one factor, or is not maths."""
+        end = self.pos + 1
+        while end < len(self.toks) and not self.toks[end].space_before:
+            end += 1
+        while end > self.pos + 1 and self.toks[end - 1].text in (".", ",", ";", ":", "?"):
+            end -= 1  # "... of 1-x^2." ends the sentence, not the formula
+        if end - self.pos < 2:
+            return None
+        run = Parser(self.toks[self.pos:end])
+        node = run.attempt(run.additive)
+        if node is None or run.pos < 2:
+            return None
+        self.pos += run.pos  # "x^2+1=0": the sum is the argument, "=0" follows it
+        return node
+
+    def said_exponent(self) -> str:
+        """The exponent after "to the power of": the powers said against each other up to the next
+        operator, so "e to the power of i pi" is e^{i\\pi} and "e to the power of -x squared"
+        e^{-x^{2}}; "2 to the power of n minus 1" stops at "minus"."""
         if self.text() in ("(", "{", "["):
             return group_latex(self.atom())
-        if self.text() in ("-", "−", "+"):
-            sign = ADDITIVE[self.take().text]
-            return join_latex(sign, self.atom().latex)
-        return self.atom().latex
+        sign = ADDITIVE[self.take().text] if self.text() in ("-", "−", "+") else ""
+        return join_latex(sign, *self.juxtaposed())
+
+    def juxtaposed(self) -> list[str]:
+        """Powers written against each other up to the next operator, function or big operator: the
+        argument of "sin 2x", the exponent of "e to the power of i pi"."""
+        pieces = [self.power().latex]
+        while self.starts_atom(juxtaposed=True) and word_class(self.text()) not in ("function", "integral", "sum",
+                                                                                      "limit", "root"):
+            piece = self.attempt(self.power)
+            if piece is None:
+                break
+            pieces.append(piece.latex)
+        return pieces
 
     def atom(self) -> Piece:
         self.depth += 1
@@ -369,7 +432,7 @@ class Parser(BigOperators):
             self.pos += 3
             if self.english_letter():
                 raise NoMaths
-            inner = self.power() if self.text() != "(" else self.bracketed()
+            inner = self.bracketed() if self.text() == "(" else self.tight_run() or self.power()
             return Piece(f"|{group_latex(inner)}|", True)
         glued = glued_function(t.text)
         if glued is not None:
@@ -457,14 +520,7 @@ class Parser(BigOperators):
             arg = self.bracketed()
             return Piece(join_latex(latex + scripts, arg.latex), True)
         # "sin x", "sin 2x", "log n!": the juxtaposed factors up to the next operator or function
-        pieces = [self.power().latex]
-        while self.starts_atom(juxtaposed=True) and word_class(self.text()) not in ("function", "integral", "sum",
-                                                                                      "limit", "root"):
-            piece = self.attempt(self.power)
-            if piece is None:
-                break
-            pieces.append(piece.latex)
-        return Piece(join_latex(latex + scripts, *pieces), True)
+        return Piece(join_latex(latex + scripts, *self.juxtaposed()), True)
 
     def root(self) -> Piece:
         name = self.take().text
@@ -473,10 +529,14 @@ class Parser(BigOperators):
             index = ROOT_WORDS[name.lower()]
         else:
             index = "3" if name in ("cbrt", "∛") else ""
-        if self.text().lower() == "of":
+        said_of = self.text().lower() == "of"
+        if said_of:
             self.pos += 1
         if self.english_letter():
             raise NoMaths  # "square root of a matrix"
-        arg = self.power() if self.text() != "(" else self.bracketed()
+        if self.text() == "(":
+            arg = self.bracketed()
+        else:  # "sqrt of 1-x^2" is the root of 1-x^2; "sqrt x+1", as a calculator reads it, is not
+            arg = (self.tight_run() if said_of else None) or self.power()
         body = group_latex(arg)
         return Piece(rf"\sqrt[{index}]{{{body}}}" if index else rf"\sqrt{{{body}}}", True)
