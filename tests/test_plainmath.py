@@ -79,6 +79,18 @@ SPANS = [
     ("square root of x^2 + 1", r"\sqrt{x^2}+1"),
     ("sqrt x+1", r"\sqrt{x}+1"),
     ("absolute value of x-1", "|x-1|"),
+    # "to the" without "power", ordinals, a function squared, roots of other indices
+    ("e to the x", "e^x"),
+    ("2 to the n", "2^n"),
+    ("e to the i pi", r"e^{i\pi}"),
+    ("e to the minus x", "e^{-x}"),
+    ("e to the sin x", r"e^{\sin x}"),
+    ("x to the nth power", "x^n"),
+    ("x to the 3rd power", "x^3"),
+    ("x to the 10th", "x^{10}"),
+    ("sin squared x + cos squared x = 1", r"\sin^2 x+\cos^2 x=1"),
+    ("fourth root of 16", r"\sqrt[4]{16}"),
+    ("nth root of x", r"\sqrt[n]{x}"),
     # the calculator's binomial, a binomial named as a function, accents said after their letter
     ("nCk", r"\binom{n}{k}"),
     ("10C3", r"\binom{10}{3}"),
@@ -144,6 +156,9 @@ def test_no_reading_puts_two_scripts_of_a_kind_on_one_base(typed):
     ("the absolute value of a number", "the absolute value of a number"),
     ("over a factorial that is greater", "over a factorial that is greater"),
     ("a bar of chocolate, a hat", "a bar of chocolate, a hat"),
+    ("shift it to the left", "shift it to the left"),
+    ("x to the right of y", "$x$ to the right of $y$"),
+    ("the nth root of unity", "the nth root of unity"),
     ("the binomial distribution", "the binomial distribution"),
     ("ABC and Ck", "ABC and Ck"),
 ])

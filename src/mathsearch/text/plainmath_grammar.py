@@ -14,6 +14,7 @@ from .plainmath_vocab import (
     INTEGRALS,
     MULTIPLY,
     NOT_NAMES,
+    ORDINAL_ENDS,
     RELATIONS,
     ROOT_WORDS,
     SETS,
@@ -37,6 +38,7 @@ from .plainmath_vocab import (
     is_differential,
     join_latex,
     letter_is_variable,
+    ordinal_letter,
     set_like,
     word_class,
 )
@@ -300,6 +302,9 @@ class Parser(BigOperators):
                 # "x bar", "theta hat": an accent said after its one letter; "a bar", "a hat" are English
                 self.pos += 1
                 node = Piece(rf"{WORD_ACCENTS[t.text.lower()]}{{{node.latex}}}", True)
+            elif self.words_ahead("to", "the") and not self.words_ahead("to", "the", "power") and \
+                    (exponent := self.attempt(self.said_to_the)) is not None:
+                node = Piece(f"{scripted_base(node.latex, '^')}^{{{exponent}}}", True)
             elif self.words_ahead("to", "the", "power") or self.words_ahead("raised", "to", "the", "power"):
                 saved = self.pos
                 self.pos += 3 if t.text.lower() == "to" else 4
@@ -350,13 +355,37 @@ class Parser(BigOperators):
         self.pos += run.pos  # "x^2+1=0": the sum is the argument, "=0" follows it
         return node
 
+    def said_to_the(self) -> str:
+        """The exponent of "e to the x", "x to the nth power", "2 to the 3rd": after "to the", an
+        ordinal (then "power" if said) or maths that starts at once; "to the right" is English."""
+        self.pos += 2
+        t, after = self.peek(), self.peek(1)
+        if t is None:
+            raise NoMaths
+        exponent = None
+        if t.kind == "num" and after is not None and not after.space_before and after.text.lower() in ORDINAL_ENDS:
+            exponent, self.pos = t.text, self.pos + 2  # "3rd", "10th"
+        elif t.kind == "word" and (letter := ordinal_letter(t.text)) is not None:
+            exponent, self.pos = letter, self.pos + 1  # "nth", "kth"
+        if exponent is not None:
+            if self.text().lower() == "power":
+                self.pos += 1
+            return exponent
+        signed = t.text in ("-", "−") or t.text.lower() in ("minus", "negative")  # "e to the minus x"
+        if not signed and (not self.starts_atom() or t.text in ("a", "A", "I")  # "to the i": the unit, never English
+                           or word_class(t.text) in ("integral", "sum", "limit", "root")):
+            raise NoMaths
+        return self.said_exponent()
+
     def said_exponent(self) -> str:
         """The exponent after "to the power of": the powers said against each other up to the next
         operator, so "e to the power of i pi" is e^{i\\pi} and "e to the power of -x squared"
         e^{-x^{2}}; "2 to the power of n minus 1" stops at "minus"."""
         if self.text() in ("(", "{", "["):
             return group_latex(self.atom())
-        sign = ADDITIVE[self.take().text] if self.text() in ("-", "−", "+") else ""
+        sign = ""
+        if self.text() in ("-", "−", "+") or self.text().lower() in ("minus", "negative"):
+            sign = "-" if self.take().text.lower() in ("minus", "negative") else ADDITIVE[self.text(-1)]
         return join_latex(sign, *self.juxtaposed())
 
     def juxtaposed(self) -> list[str]:
@@ -509,6 +538,8 @@ class Parser(BigOperators):
         while self.text() in ("^", "_"):
             mark = self.take().text
             scripts += f"{mark}{{{self.script()}}}"
+        if self.text().lower() in ("squared", "cubed") and not scripts:  # "sin squared x": sin^2 x
+            scripts = WORD_POSTFIX[self.take().text.lower()]
         if name == "log" and self.text().lower() == "base" and not scripts:  # "log base 2 of 8"
             self.pos += 1
             scripts = f"_{{{self.script()}}}"

@@ -53,7 +53,15 @@ WORD_POSTFIX = {"squared": "^{2}", "cubed": "^{3}", "inverse": "^{-1}", "transpo
 WORD_ACCENTS = {"bar": r"\bar", "hat": r"\hat", "tilde": r"\tilde"}
 # Names of the binomial coefficient written as a function: "binomial(n,k)", "choose(n, k)".
 BINOMIAL_NAMES = frozenset({"binomial", "binom", "choose"})
-ROOT_WORDS = {"square": "", "cube": "3"}  # "square root of 2", "cube root of x"
+# "square root of 2", "cube root of x", "fourth root of 16", "nth root of x"
+ROOT_WORDS = {"square": "", "cube": "3", "fourth": "4", "fifth": "5", "sixth": "6",
+              **{f"{c}th": c for c in "kmnpqr"}}
+ORDINAL_ENDS = frozenset({"st", "nd", "rd", "th"})  # "x to the 3rd power"
+
+
+def ordinal_letter(word: str) -> str | None:
+    """The letter of an ordinal said of one ("nth", "kth"), else None: "x to the nth power"."""
+    return word[0] if len(word) == 3 and word[1:] == "th" and word[0] in "kmnpqr" else None
 MULTIPLY = {"*": r"\cdot", "·": r"\cdot", "×": r"\times", "⋅": r"\cdot", "**": "^", "∘": r"\circ",
              "∩": r"\cap", "∪": r"\cup", "\\": r"\setminus"}
 WORD_MULTIPLY = {"times": r"\times", "cap": r"\cap", "cup": r"\cup", "union": r"\cup", "intersect": r"\cap"}
