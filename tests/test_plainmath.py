@@ -91,6 +91,11 @@ SPANS = [
     ("sin squared x + cos squared x = 1", r"\sin^2 x+\cos^2 x=1"),
     ("fourth root of 16", r"\sqrt[4]{16}"),
     ("nth root of x", r"\sqrt[n]{x}"),
+    # two arguments said with "and", a norm, nabla
+    ("gcd of 12 and 18", r"\gcd(12, 18)"),
+    ("max of x and y", r"\max(x, y)"),
+    ("||x - y|| <= ||x|| + ||y||", r"\|x-y\|\leq\|x\|+\|y\|"),
+    ("nabla times F = 0", r"\nabla\times F=0"),
     # the calculator's binomial, a binomial named as a function, accents said after their letter
     ("nCk", r"\binom{n}{k}"),
     ("10C3", r"\binom{10}{3}"),
@@ -159,6 +164,7 @@ def test_no_reading_puts_two_scripts_of_a_kind_on_one_base(typed):
     ("shift it to the left", "shift it to the left"),
     ("x to the right of y", "$x$ to the right of $y$"),
     ("the nth root of unity", "the nth root of unity"),
+    ("gcd of the numbers", "gcd of the numbers"),
     ("the binomial distribution", "the binomial distribution"),
     ("ABC and Ck", "ABC and Ck"),
 ])

@@ -355,6 +355,14 @@ class Parser(BigOperators):
         self.pos += run.pos  # "x^2+1=0": the sum is the argument, "=0" follows it
         return node
 
+    def said_pair(self) -> tuple[str, str]:
+        """Two sums said with "and" between them: "12 and 18", "a and b"."""
+        first = self.additive()
+        if self.text().lower() != "and":
+            raise NoMaths
+        self.pos += 1
+        return first.latex, self.additive().latex
+
     def said_to_the(self) -> str:
         """The exponent of "e to the x", "x to the nth power", "2 to the 3rd": after "to the", an
         ordinal (then "power" if said) or maths that starts at once; "to the right" is English."""
@@ -422,6 +430,18 @@ class Parser(BigOperators):
             return Piece(t.text, False)
         if t.text in ("(", "[", "{"):
             return self.bracketed()
+        if t.text == "|" and self.text(1) == "|" and not self.peek(1).space_before:  # "||x||": a norm
+            self.pos += 2
+            self.in_abs += 1
+            try:
+                inner = self.additive()
+            finally:
+                self.in_abs -= 1
+            self.expect("|")
+            if self.peek() is None or self.peek().space_before:
+                raise NoMaths
+            self.expect("|")
+            return Piece(rf"\|{inner.latex}\|", True)
         if t.text == "|" and not self.in_abs:
             self.pos += 1
             self.in_abs += 1
@@ -545,6 +565,10 @@ class Parser(BigOperators):
             scripts = f"_{{{self.script()}}}"
         if self.text().lower() == "of":  # "log of 8", "sin of x"
             self.pos += 1
+            if name in ("gcd", "lcm", "max", "min") and not scripts:  # "gcd of 12 and 18": gcd(12, 18)
+                pair = self.attempt(self.said_pair)
+                if pair is not None:
+                    return Piece(rf"{latex}({pair[0]}, {pair[1]})", True)
             if self.english_letter():
                 raise NoMaths
         if self.text() == "(":

@@ -18,7 +18,8 @@ FUNCTIONS = frozenset(
 )
 FUNC_LATEX = {"lcm": r"\operatorname{lcm}"}  # not a LaTeX command of its own
 GREEK_NAMES = {name: "\\" + name for name in GREEK if not name.startswith(("var", "digamma", "omicron"))}
-GREEK_NAMES.update({"varepsilon": r"\varepsilon", "varphi": r"\varphi", "vartheta": r"\vartheta"})
+GREEK_NAMES.update({"varepsilon": r"\varepsilon", "varphi": r"\varphi", "vartheta": r"\vartheta",
+                    "nabla": r"\nabla"})  # not Greek, but a symbol said by name and never English
 GREEK_UNICODE = {ch: "\\" + name for name, ch in GREEK.items() if not name.startswith(("var", "digamma"))}
 GREEK_UNICODE.update({"ε": r"\varepsilon", "φ": r"\varphi", "ϵ": r"\epsilon", "ϕ": r"\phi"})
 INTEGRALS = {"integral": r"\int", "int": r"\int", "∫": r"\int", "integrate": r"\int"}
