@@ -127,7 +127,8 @@ def test_a_typed_span_is_the_formula_it_spells(typed, latex):
 
 
 @pytest.mark.parametrize("typed", ["e^-x^2", "x^2^3", "a_n_k", "x^2 squared", "A^T inverse", "x²^3", "x^2²",
-                                   "e to the power of -x squared", "x^2 to the power of 3", "a_n_k_j^2^3"])
+                                   "e to the power of -x squared", "x^2 to the power of 3", "a_n_k_j^2^3",
+                                   "sin ^ e^-x^2", "sin^2_x^3 y"])
 def test_no_reading_puts_two_scripts_of_a_kind_on_one_base(typed):
     from fuzz_properties import double_script
 

@@ -555,9 +555,9 @@ class Parser(BigOperators):
         name = self.take().text
         latex = FUNC_LATEX.get(name, "\\" + name)
         scripts = ""
-        while self.text() in ("^", "_"):
+        while self.text() in ("^", "_") and self.text() not in scripts:  # one of each: "sin^2_x^3" stops
             mark = self.take().text
-            scripts += f"{mark}{{{self.script()}}}"
+            scripts += f"{mark}{{{self.script(mark)}}}"
         if self.text().lower() in ("squared", "cubed") and not scripts:  # "sin squared x": sin^2 x
             scripts = WORD_POSTFIX[self.take().text.lower()]
         if name == "log" and self.text().lower() == "base" and not scripts:  # "log base 2 of 8"
