@@ -430,7 +430,7 @@ class Parser(BigOperators):
             return Piece(t.text, False)
         if t.text in ("(", "[", "{"):
             return self.bracketed()
-        if t.text == "|" and self.text(1) == "|" and not self.peek(1).space_before:  # "||x||": a norm
+        if t.text == "|" and (bar := self.peek(1)) is not None and bar.text == "|" and not bar.space_before:  # "||x||"
             self.pos += 2
             self.in_abs += 1
             try:
@@ -438,10 +438,10 @@ class Parser(BigOperators):
             finally:
                 self.in_abs -= 1
             self.expect("|")
-            if self.peek() is None or self.peek().space_before:
-                raise NoMaths
+            if (bar := self.peek()) is None or bar.space_before:
+                raise NoMaths  # "||x| |": not the norm's closing pair
             self.expect("|")
-            return Piece(rf"\|{inner.latex}\|", True)
+            return Piece(rf"\|{inner.latex}\|", True)  # a norm
         if t.text == "|" and not self.in_abs:
             self.pos += 1
             self.in_abs += 1
