@@ -94,6 +94,9 @@ SPANS = [
     # two arguments said with "and", a norm, nabla
     ("gcd of 12 and 18", r"\gcd(12, 18)"),
     ("max of x and y", r"\max(x, y)"),
+    ("1 over n squared", r"\frac{1}{n^2}"),
+    ("n factorial over k factorial", r"\frac{n!}{k!}"),
+    ("pi over 4", r"\frac{\pi}{4}"),
     ("||x - y|| <= ||x|| + ||y||", r"\|x-y\|\leq\|x\|+\|y\|"),
     ("nabla times F = 0", r"\nabla\times F=0"),
     # the calculator's binomial, a binomial named as a function, accents said after their letter
@@ -166,6 +169,8 @@ def test_no_reading_puts_two_scripts_of_a_kind_on_one_base(typed):
     ("x to the right of y", "$x$ to the right of $y$"),
     ("the nth root of unity", "the nth root of unity"),
     ("gcd of the numbers", "gcd of the numbers"),
+    ("a polynomial over a field", "a polynomial over a field"),
+    ("Galois group of L over K", "Galois group of $L$ over $K$"),
     ("the binomial distribution", "the binomial distribution"),
     ("ABC and Ck", "ABC and Ck"),
 ])

@@ -170,10 +170,13 @@ class Parser(BigOperators):
         """Products written tight over others: "(d Phi)/(d u) * (d Phi)/(d v)" is a product of two
         fractions, "n(n+1)/2" one fraction."""
         node = self.tight()
-        while self.text() in ("/", "÷") or self.words_ahead("divided", "by"):
+        while self.text() in ("/", "÷") or self.words_ahead("divided", "by") or self.text().lower() == "over":
             saved = self.pos
-            self.pos += 1 if self.text() in ("/", "÷") else 2
-            den = self.attempt(self.tight)
+            said_over = self.text().lower() == "over"  # "1 over n squared"; "over a field" is English
+            self.pos += 1 if self.text() in ("/", "÷") or said_over else 2
+            den = None if said_over and (self.english_letter() or not self.starts_atom()) else self.attempt(self.tight)
+            if den is not None and said_over and node.letter and den.letter:
+                den = None  # "L over K", "V over F": a field extension, a vector space, not a fraction
             if den is None:
                 self.pos = saved
                 break
