@@ -434,25 +434,13 @@ class Parser(BigOperators):
         if t.text in ("(", "[", "{"):
             return self.bracketed()
         if t.text == "|" and (bar := self.peek(1)) is not None and bar.text == "|" and not bar.space_before:  # "||x||"
-            self.pos += 2
-            self.in_abs += 1
-            try:
-                inner = self.additive()
-            finally:
-                self.in_abs -= 1
-            self.expect("|")
+            inner = self.between_bars(2)
             if (bar := self.peek()) is None or bar.space_before:
                 raise NoMaths  # "||x| |": not the norm's closing pair
             self.expect("|")
             return Piece(rf"\|{inner.latex}\|", True)  # a norm
         if t.text == "|" and not self.in_abs:
-            self.pos += 1
-            self.in_abs += 1
-            try:
-                inner = self.additive()
-            finally:
-                self.in_abs -= 1
-            self.expect("|")
+            inner = self.between_bars(1)
             return Piece(f"|{inner.latex}|", True)
         if t.text in GREEK_UNICODE:
             self.pos += 1
@@ -520,6 +508,18 @@ class Parser(BigOperators):
             arg = self.bracketed()
             return Piece(rf"\operatorname{{{t.text}}}{arg.latex}", True)
         raise NoMaths
+
+    def between_bars(self, opening: int) -> Piece:
+        """The sum after ``opening`` bars, up to and past the first closing bar (a bar inside it would
+        close, not open: "|x|+|y|")."""
+        self.pos += opening
+        self.in_abs += 1
+        try:
+            inner = self.additive()
+        finally:
+            self.in_abs -= 1
+        self.expect("|")
+        return inner
 
     def binomial(self) -> Piece:
         """``binomial(n, k)``, ``choose(n+1, 2)``: the binomial coefficient as a function of two sums."""
