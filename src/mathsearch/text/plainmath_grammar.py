@@ -305,19 +305,11 @@ class Parser(BigOperators):
                 # "x bar", "theta hat": an accent said after its one letter; "a bar", "a hat" are English
                 self.pos += 1
                 node = Piece(rf"{WORD_ACCENTS[t.text.lower()]}{{{node.latex}}}", True)
-            elif self.words_ahead("to", "the") and not self.words_ahead("to", "the", "power") and \
-                    (exponent := self.attempt(self.said_to_the)) is not None:
+            elif self.words_ahead("to", "the") or self.words_ahead("raised", "to", "the", "power"):
+                exponent = self.attempt(self.said_to_the)
+                if exponent is None:
+                    break  # "to the right": English
                 node = Piece(f"{scripted_base(node.latex, '^')}^{{{exponent}}}", True)
-            elif self.words_ahead("to", "the", "power") or self.words_ahead("raised", "to", "the", "power"):
-                saved = self.pos
-                self.pos += 3 if t.text.lower() == "to" else 4
-                if self.text().lower() == "of":
-                    self.pos += 1
-                script = self.attempt(self.said_exponent)
-                if script is None:
-                    self.pos = saved
-                    break
-                node = Piece(f"{scripted_base(node.latex, '^')}^{{{script}}}", True)
             else:
                 break
         return node
@@ -368,8 +360,12 @@ class Parser(BigOperators):
 
     def said_to_the(self) -> str:
         """The exponent of "e to the x", "x to the nth power", "2 to the 3rd": after "to the", an
-        ordinal (then "power" if said) or maths that starts at once; "to the right" is English."""
-        self.pos += 2
+        ordinal (then "power" if said) or maths that starts at once; "to the right" is English.  Also
+        "(raised) to the power (of) n"."""
+        self.pos += 3 if self.text().lower() == "raised" else 2
+        if self.text().lower() == "power":
+            self.pos += 2 if self.text(1).lower() == "of" else 1
+            return self.said_exponent()
         t, after = self.peek(), self.peek(1)
         if t is None:
             raise NoMaths
@@ -396,7 +392,8 @@ class Parser(BigOperators):
             return group_latex(self.atom())
         sign = ""
         if self.text() in ("-", "−", "+") or self.text().lower() in ("minus", "negative"):
-            sign = "-" if self.take().text.lower() in ("minus", "negative") else ADDITIVE[self.text(-1)]
+            said = self.take().text
+            sign = ADDITIVE.get(said, "-")  # "minus", "negative": said as a word
         return join_latex(sign, *self.juxtaposed())
 
     def juxtaposed(self) -> list[str]:
