@@ -60,6 +60,12 @@ def scripted_base(latex: str, mark: str) -> str:
     return latex
 
 
+def with_script(latex: str, mark: str, body: str) -> str:
+    """``latex`` with a ``mark`` (``^`` or ``_``) script of ``body``: every script the power loop adds
+    goes through here, so none makes a double one."""
+    return f"{scripted_base(latex, mark)}{mark}{{{body}}}"
+
+
 class Parser(BigOperators):
     """ASCII maths from ``toks[pos]`` on; each method returns a node or raises :class:`NoMaths`."""
 
@@ -279,7 +285,7 @@ class Parser(BigOperators):
                 break
             if t.text in SUPERSCRIPTS or t.text in SUBSCRIPTS:  # "x²", "a₁₂", "x⁻¹": a run of them, one script
                 mark, table = ("^", SUPERSCRIPTS) if t.text in SUPERSCRIPTS else ("_", SUBSCRIPTS)
-                node = Piece(f"{scripted_base(node.latex, mark)}{mark}{{{self.unicode_script(table)}}}", True)
+                node = Piece(with_script(node.latex, mark, self.unicode_script(table)), True)
                 continue
             if t.text in ("^", "_"):
                 saved = self.pos
@@ -288,7 +294,7 @@ class Parser(BigOperators):
                 if script is None:
                     self.pos = saved
                     break
-                node = Piece(f"{scripted_base(node.latex, t.text)}{t.text}{{{script}}}", True)
+                node = Piece(with_script(node.latex, t.text, script), True)
             elif t.text == "!" and not t.space_before:
                 self.pos += 1
                 node = Piece(node.latex + "!", True)
@@ -309,7 +315,7 @@ class Parser(BigOperators):
                 exponent = self.attempt(self.said_to_the)
                 if exponent is None:
                     break  # "to the right": English
-                node = Piece(f"{scripted_base(node.latex, '^')}^{{{exponent}}}", True)
+                node = Piece(with_script(node.latex, "^", exponent), True)
             else:
                 break
         return node
