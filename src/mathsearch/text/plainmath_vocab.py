@@ -225,6 +225,26 @@ def join_latex(*parts: str) -> str:
     return out
 
 
+def scripted_base(latex: str, mark: str) -> str:
+    """``latex`` ready to take a ``mark`` script: braced when it already ends in one ("x^{2}" before
+    "^{2}" is "{x^{2}}"), since LaTeX refuses a double exponent or subscript."""
+    if not latex.endswith("}") or latex.endswith("\\}"):
+        return latex
+    depth = 0
+    for i in range(len(latex) - 1, -1, -1):
+        if latex[i] in "{}" and (i == 0 or latex[i - 1] != "\\"):
+            depth += 1 if latex[i] == "}" else -1
+            if depth == 0:
+                return f"{{{latex}}}" if i > 0 and latex[i - 1] == mark else latex
+    return latex
+
+
+def with_script(latex: str, mark: str, body: str) -> str:
+    """``latex`` with a ``mark`` (``^`` or ``_``) script of ``body``: every script the power loop adds
+    goes through here, so none makes a double one."""
+    return f"{scripted_base(latex, mark)}{mark}{{{body}}}"
+
+
 def group_latex(node: Piece) -> str:
     """A node as the argument of a script, a fraction or a root: its brackets dropped."""
     return node.inner if node.inner is not None else node.latex
