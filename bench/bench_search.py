@@ -12,7 +12,9 @@ Steps, each in its own process so that its peak memory (max RSS) is its own:
    main process and of the largest child (the formula step and its analysis workers);
 3. every 2021 Task 1 topic through each Task 1 system and every 2021 Task 2 topic through each
    Task 2 system -> median and p95 latency per topic, wall and CPU, peak RSS, with the first
-   system's median as a ratio against the others (measured in the same run).
+   system's median as a ratio against the others (measured in the same run); with
+   ``--one-thread-peer`` each Task 2 system again with its formula search on one thread, the peer
+   of the two halves a large index's search runs in (``FormulaIndex.SPLIT_FROM``).
 The goals (issue 5): full build <= 60 min, Task 1 median <= 150 ms, Task 2 median <= 300 ms,
 peak memory <= 12 GiB.
 """
@@ -61,7 +63,10 @@ done.set()
 QUERY = """
 import json, resource, statistics, sys, time
 from mathsearch.readers.topics import read_topics
+from mathsearch.indexes.formula import FormulaIndex
 from mathsearch.systems import SearchContext, SearchQuery, make_system
+if sys.argv[4] == "one-thread":  # the peer: a large index's formula search on one thread, not in two halves
+    FormulaIndex.SPLIT_FROM = 1 << 62
 ctx = SearchContext(sys.argv[1])
 system = make_system(sys.argv[2])
 queries = [SearchQuery.from_topic(t) for t in read_topics(sys.argv[3])]
@@ -137,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dense", nargs="?", const="auto", default="", metavar="PLAN",
                     help="build dense vectors by the plan `mathsearch index --dense [PLAN]` chooses (auto, minilm, student)")
     ap.add_argument("--dense-budget", type=float, default=60.0, help="minutes the dense part may take (--dense)")
+    ap.add_argument("--one-thread-peer", action="store_true",
+                    help="also time each Task 2 system with its formula search on one thread (no halves)")
     ap.add_argument("--no-plain", action="store_true",
                     help="with --dense or --encoder: do not also build (or report) the index without vectors")
     args = ap.parse_args(argv)
@@ -189,10 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|")
     for task, systems in ((1, args.systems), (2, args.task2_systems)):
         first = None
-        for name in [s for s in systems.split(",") if s]:
-            r = _child(QUERY, str(index), name, str(TOPIC_FILES[task]))
+        runs = [(name, mode) for name in systems.split(",") if name
+                for mode in (("halves", "one-thread") if task == 2 and args.one_thread_peer else ("halves",))]
+        for name, mode in runs:
+            r = _child(QUERY, str(index), name, str(TOPIC_FILES[task]), mode)
             first = first or r["median_ms"]
-            print(f"| {task} | {name} | {r['topics']} | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | "
+            label = f"{name} (one thread)" if mode == "one-thread" else name
+            print(f"| {task} | {label} | {r['topics']} | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | "
                   f"{r['median_cpu_ms']:.1f} | {r['p95_cpu_ms']:.1f} | {r['median_ms'] / first:.2f} | {r['peak_mib']:,.0f} |",
                   flush=True)
     return 0

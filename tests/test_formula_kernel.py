@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mathsearch import _compiled
+from mathsearch.indexes.formula import search as search_module
 from mathsearch.indexes.formula.search import FormulaIndex, Scoring, best_k
 from mathsearch.readers.topics import read_topics
 
@@ -97,6 +98,66 @@ def test_the_kernel_cuts_the_best_k_as_numpy_does(index: FormulaIndex, scoring: 
     assert cut > 50, cut  # the cut itself ran, not only searches with fewer than k candidates
 
 
+@pytest.mark.parametrize("scoring", SCORINGS, ids=lambda s: f"budget{s.postings_budget}-idf{s.idf}-exact{s.exact}")
+def test_a_search_in_two_halves_cuts_the_best_k_as_one_search_does(index: FormulaIndex, scoring: Scoring,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    """A large index's top-k search runs over each half of the formulae on its own thread, each
+    half pruned against its own k-th best: ``top`` gives the whole search's formulae and score
+    bytes (and numpy's), exact matches and the retrievable filter included."""
+    monkeypatch.setattr(search_module, "halves", lambda: 2)  # on any machine, however many cores
+    topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task2-{year}.xml")]
+    halves = []
+    real = index._search_halves
+
+    def counted(*args, **kw):
+        docs, scores = real(*args, **kw)
+        halves.append((int((docs < index.n // 2).sum()), int((docs >= index.n // 2).sum())))
+        return docs, scores
+
+    monkeypatch.setattr(index, "_search_halves", counted)
+    kernel = index.kernel
+    try:
+        for topic in topics:
+            q = index.query(topic.formulas[0].latex)
+            for k, retrievable in ((1000, True), (20, False), (3, True)):
+                index.kernel = None
+                want = index.top(q, scoring, k, retrievable)
+                index.kernel = kernel
+                monkeypatch.setattr(index, "SPLIT_FROM", index.n)
+                whole = index.top(q, scoring, k, retrievable)
+                monkeypatch.setattr(index, "SPLIT_FROM", 0)
+                got = index.top(q, scoring, k, retrievable)
+                for other in (want, whole):
+                    assert np.array_equal(other[0], got[0]) and other[1].tobytes() == got[1].tobytes(), (topic.topic_id, k)
+    finally:
+        index.kernel = kernel
+    assert len(halves) == 3 * len(topics)
+    assert sum(1 for a, b in halves if a and b) > 100  # both halves held candidates, most of the time
+
+
+def _halves_in_child(index: FormulaIndex, latex: str, out) -> None:  # noqa: ANN001 - a multiprocessing pipe end
+    out.send(index.top(index.query(latex), SCORINGS[1], 50, True)[0].tolist())
+
+
+def test_a_forked_child_searches_in_halves_on_threads_of_its_own(index: FormulaIndex, monkeypatch: pytest.MonkeyPatch):
+    """The worker threads are made in the parent by its first large search; a child forked after it
+    (a build's or a run's workers) has none of them, and must not wait on them forever."""
+    import multiprocessing
+
+    monkeypatch.setattr(search_module, "halves", lambda: 2)
+    monkeypatch.setattr(index, "SPLIT_FROM", 0)
+    latex = "x^2+y^2=z^2"
+    want = index.top(index.query(latex), SCORINGS[1], 50, True)[0].tolist()  # the parent's pool is made here
+    ours, theirs = multiprocessing.get_context("fork").Pipe()
+    child = multiprocessing.get_context("fork").Process(target=_halves_in_child, args=(index, latex, theirs))
+    child.start()
+    child.join(60)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("the forked child's search in halves hung: it waited on its parent's worker threads")
+    assert child.exitcode == 0 and ours.poll(1) and ours.recv() == want
+
+
 @pytest.mark.parametrize("scoring", SCORINGS[:3], ids=lambda s: f"idf{s.idf}-exact{s.exact}")
 def test_the_kernel_rescores_answers_as_numpy_does(index: FormulaIndex, scoring: Scoring):
     """Task 1's re-scoring (``score_docs`` over the formulae of given answers, every query tuple,
@@ -160,9 +221,10 @@ def test_the_kernel_leaves_its_scratch_clean_and_the_index_reuses_it(index: Form
     assert index.n <= index.SLOTS_UP_TO  # the sample takes the scratch
     q = index.query("x^2+y^2=z^2")
     index._search(q, Scoring(), 100, None)
-    assert len(index._slots) == 1 and (index._slots[0] == -1).all()
+    made = len(index._slots)  # one per search that ran at once (two halves made two, earlier in this module)
+    assert made >= 1 and all((slot == -1).all() for slot in index._slots)
     index._search(q, Scoring(), 100, None)
-    assert len(index._slots) == 1
+    assert len(index._slots) == made  # taken from the pool, not made anew
 
 
 def test_a_stale_kernel_is_not_loaded(tmp_path, monkeypatch, capsys):

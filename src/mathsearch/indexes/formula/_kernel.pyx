@@ -48,26 +48,28 @@ cdef _by_slots(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const i
     cdef double t, q, x
     cand = np.empty(total, dtype=np.int32)
     cdef int32_t[::1] c = cand
-    for j in range(nj):
-        for p in range(lo[j], hi[j]):
-            d = post_doc[p]
-            if slot[d] < 0:
-                slot[d] = <int32_t>m
-                c[m] = d
-                m += 1
+    with nogil:
+        for j in range(nj):
+            for p in range(lo[j], hi[j]):
+                d = post_doc[p]
+                if slot[d] < 0:
+                    slot[d] = <int32_t>m
+                    c[m] = d
+                    m += 1
     docs = np.sort(cand[:m])
     cdef int32_t[::1] dv = docs
-    for i in range(m):
-        slot[dv[i]] = <int32_t>i
     ov = np.zeros((n_fam, m), dtype=np.float64)
     cdef double[:, ::1] o = ov
-    for j in range(nj):
-        f, q, x = fam[j], qtf[j], idf[j]
-        for p in range(lo[j], hi[j]):
-            t = <double>post_tf[p]
-            o[f, slot[post_doc[p]]] += (t if t < q else q) * x
-    for i in range(m):
-        slot[dv[i]] = -1
+    with nogil:
+        for i in range(m):
+            slot[dv[i]] = <int32_t>i
+        for j in range(nj):
+            f, q, x = fam[j], qtf[j], idf[j]
+            for p in range(lo[j], hi[j]):
+                t = <double>post_tf[p]
+                o[f, slot[post_doc[p]]] += (t if t < q else q) * x
+        for i in range(m):
+            slot[dv[i]] = -1
     return docs, ov
 
 
@@ -95,33 +97,36 @@ cdef _by_packing(const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const
     cdef int64_t jmask = (<int64_t>1 << jbits) - 1
     key = np.empty(total, dtype=np.int64)
     cdef int64_t[::1] kv = key
-    for j in range(nj):
-        for p in range(lo[j], hi[j]):
-            kv[at] = ((((<int64_t>post_doc[p]) << jbits) | j) << 16) | post_tf[p]
-            at += 1
-    key.sort()
-    for r in range(total):
-        d = kv[r] >> shift
-        if d != last:
-            m += 1
-            last = d
+    with nogil:
+        for j in range(nj):
+            for p in range(lo[j], hi[j]):
+                kv[at] = ((((<int64_t>post_doc[p]) << jbits) | j) << 16) | post_tf[p]
+                at += 1
+    key.sort()  # numpy lets go of the GIL while it sorts
+    with nogil:
+        for r in range(total):
+            d = kv[r] >> shift
+            if d != last:
+                m += 1
+                last = d
     docs = np.empty(m, dtype=np.int32)
     ov = np.zeros((n_fam, m), dtype=np.float64)
     cdef int32_t[::1] dv = docs
     cdef double[:, ::1] o = ov
     cdef Py_ssize_t i = -1
     last = -1
-    for r in range(total):
-        k = kv[r]
-        d = k >> shift
-        if d != last:
-            i += 1
-            dv[i] = <int32_t>d
-            last = d
-        j = (k >> 16) & jmask
-        t = <double>(k & 0xFFFF)
-        q = qtf[j]
-        o[fam[j], i] += (t if t < q else q) * idf[j]
+    with nogil:
+        for r in range(total):
+            k = kv[r]
+            d = k >> shift
+            if d != last:
+                i += 1
+                dv[i] = <int32_t>d
+                last = d
+            j = (k >> 16) & jmask
+            t = <double>(k & 0xFFFF)
+            q = qtf[j]
+            o[fam[j], i] += (t if t < q else q) * idf[j]
     return docs, ov
 
 
@@ -132,24 +137,25 @@ cdef _kept(docs, ov, bint dense, keep):
     cdef double[:, ::1] o = ov
     cdef const unsigned char[::1] kept
     cdef Py_ssize_t i, f, w = 0, m = dv.shape[0], n_fam = o.shape[0]
-    cdef bint ok
-    if keep is not None:
+    cdef bint ok, has_keep = keep is not None
+    if has_keep:
         kept = keep
-    for i in range(m):
-        ok = True
-        if dense:
-            ok = False
-            for f in range(n_fam):
-                if o[f, i] > 0:
-                    ok = True
-                    break
-        if ok and keep is not None:
-            ok = kept[dv[i]] != 0
-        if ok:
-            dv[w] = dv[i]
-            for f in range(n_fam):
-                o[f, w] = o[f, i]
-            w += 1
+    with nogil:
+        for i in range(m):
+            ok = True
+            if dense:
+                ok = False
+                for f in range(n_fam):
+                    if o[f, i] > 0:
+                        ok = True
+                        break
+            if ok and has_keep:
+                ok = kept[dv[i]] != 0
+            if ok:
+                dv[w] = dv[i]
+                for f in range(n_fam):
+                    o[f, w] = o[f, i]
+                w += 1
     return docs[:w].copy(), np.ascontiguousarray(ov[:, :w])
 
 
@@ -188,38 +194,39 @@ cdef class Candidates:
         cdef Py_ssize_t i, step, a, b, mid, pos = lo, near
         cdef int32_t d
         cdef double t
-        for i in range(self.m):
-            if pos >= hi:
-                break
-            d = self.docs[i]
-            near = pos + 8 if pos + 8 < hi else hi
-            while pos < near and post_doc[pos] < d:  # a few steps on (blocks a few times longer than the candidates)
-                pos += 1
-            if pos >= hi:
-                break
-            if post_doc[pos] < d:  # still short: gallop to a block entry >= d, then binary search
-                step = 1
-                a = pos
-                b = pos + 1
-                while b < hi and post_doc[b] < d:
-                    a = b
-                    step *= 2
-                    b = pos + step
-                if b > hi:
-                    b = hi
-                while a + 1 < b:  # post_doc[a] < d, and b == hi or post_doc[b] >= d
-                    mid = (a + b) // 2
-                    if post_doc[mid] < d:
-                        a = mid
-                    else:
-                        b = mid
-                pos = b
+        with nogil:
+            for i in range(self.m):
                 if pos >= hi:
                     break
-            if post_doc[pos] == d:
-                t = <double>post_tf[pos]
-                self.ov[f, i] += (t if t < q else q) * x
-                pos += 1
+                d = self.docs[i]
+                near = pos + 8 if pos + 8 < hi else hi
+                while pos < near and post_doc[pos] < d:  # a few steps on (blocks a few times longer than the candidates)
+                    pos += 1
+                if pos >= hi:
+                    break
+                if post_doc[pos] < d:  # still short: gallop to a block entry >= d, then binary search
+                    step = 1
+                    a = pos
+                    b = pos + 1
+                    while b < hi and post_doc[b] < d:
+                        a = b
+                        step *= 2
+                        b = pos + step
+                    if b > hi:
+                        b = hi
+                    while a + 1 < b:  # post_doc[a] < d, and b == hi or post_doc[b] >= d
+                        mid = (a + b) // 2
+                        if post_doc[mid] < d:
+                            a = mid
+                        else:
+                            b = mid
+                    pos = b
+                    if pos >= hi:
+                        break
+                if post_doc[pos] == d:
+                    t = <double>post_tf[pos]
+                    self.ov[f, i] += (t if t < q else q) * x
+                    pos += 1
 
     def bound(self, const float[:, ::1] lens, fams, const double[::1] q_len, const double[::1] weight,
               factor, bonus):
@@ -233,12 +240,13 @@ cdef class Candidates:
         self._cap = np.empty((nf, self.m))
         self.ratio = self._ratio
         self.cap = self._cap
-        for r in range(nf):
-            for i in range(self.m):
-                length = <double>lens[self.fams[r], self.docs[i]]
-                s = q_len[r] + length
-                self.ratio[r, i] = (2.0 * weight[r]) / (s if s > 1e-9 else 1e-9)
-                self.cap[r, i] = (length if length < q_len[r] else q_len[r]) * (1 + 1e-6) + 1e-9
+        with nogil:
+            for r in range(nf):
+                for i in range(self.m):
+                    length = <double>lens[self.fams[r], self.docs[i]]
+                    s = q_len[r] + length
+                    self.ratio[r, i] = (2.0 * weight[r]) / (s if s > 1e-9 else 1e-9)
+                    self.cap[r, i] = (length if length < q_len[r] else q_len[r]) * (1 + 1e-6) + 1e-9
         self._factor = np.array(factor, dtype=np.float64)
         self._bonus = np.array(bonus, dtype=np.float64)
         self.factor = self._factor
@@ -254,33 +262,35 @@ cdef class Candidates:
             raise RuntimeError("Candidates.prune before Candidates.bound")
         low = np.empty(self.m)
         cdef double[::1] lv = low
-        for i in range(self.m):
-            s = self.ov[self.fams[0], i] * self.ratio[0, i]
-            for r in range(1, nf):
-                s = s + self.ov[self.fams[r], i] * self.ratio[r, i]
-            lv[i] = s * self.factor[i] + self.bonus[i]
+        with nogil:
+            for i in range(self.m):
+                s = self.ov[self.fams[0], i] * self.ratio[0, i]
+                for r in range(1, nf):
+                    s = s + self.ov[self.fams[r], i] * self.ratio[r, i]
+                lv[i] = s * self.factor[i] + self.bonus[i]
         floor = np.partition(low, self.m - k)[self.m - k]
         w = 0
-        for i in range(self.m):
-            s = 0.0
-            for r in range(nf):
-                h = self.ov[self.fams[r], i] + rest[self.fams[r]] * (1 + 1e-9) + 1e-12
-                if not h < self.cap[r, i]:
-                    h = self.cap[r, i]
-                if r == 0:
-                    s = h * self.ratio[r, i]
-                else:
-                    s = s + h * self.ratio[r, i]
-            if s * self.factor[i] * (1 + 1e-9) + self.bonus[i] >= floor:
-                self.docs[w] = self.docs[i]
-                for f in range(n_fam):
-                    self.ov[f, w] = self.ov[f, i]
+        with nogil:
+            for i in range(self.m):
+                s = 0.0
                 for r in range(nf):
-                    self.ratio[r, w] = self.ratio[r, i]
-                    self.cap[r, w] = self.cap[r, i]
-                self.factor[w] = self.factor[i]
-                self.bonus[w] = self.bonus[i]
-                w += 1
+                    h = self.ov[self.fams[r], i] + rest[self.fams[r]] * (1 + 1e-9) + 1e-12
+                    if not h < self.cap[r, i]:
+                        h = self.cap[r, i]
+                    if r == 0:
+                        s = h * self.ratio[r, i]
+                    else:
+                        s = s + h * self.ratio[r, i]
+                if s * self.factor[i] * (1 + 1e-9) + self.bonus[i] >= floor:
+                    self.docs[w] = self.docs[i]
+                    for f in range(n_fam):
+                        self.ov[f, w] = self.ov[f, i]
+                    for r in range(nf):
+                        self.ratio[r, w] = self.ratio[r, i]
+                        self.cap[r, w] = self.cap[r, i]
+                    self.factor[w] = self.factor[i]
+                    self.bonus[w] = self.bonus[i]
+                    w += 1
         self.m = w
         return w
 
@@ -296,11 +306,12 @@ def combine(const int32_t[::1] docs, const double[:, :] ov, const float[:, ::1] 
     cdef double w
     scores = np.zeros(m, dtype=np.float64)
     cdef double[::1] s = scores
-    for r in range(nf):
-        f, ql, w = fams[r], <float>q_len[r], w2[r]
-        for i in range(m):
-            d = ql + lens[f, docs[i]]
-            if d < tiny:  # np.maximum (a NaN would stay NaN, as there)
-                d = tiny
-            s[i] = s[i] + (w * ov[f, i]) / <double>d
+    with nogil:
+        for r in range(nf):
+            f, ql, w = fams[r], <float>q_len[r], w2[r]
+            for i in range(m):
+                d = ql + lens[f, docs[i]]
+                if d < tiny:  # np.maximum (a NaN would stay NaN, as there)
+                    d = tiny
+                s[i] = s[i] + (w * ov[f, i]) / <double>d
     return scores

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from ...ranking import Ranking, ranked
 from .layout import COMMENT, FAMILIES, FORMULA_DIR, MANIFEST, VERSION
 from .pruning import Bounds, Members
 from .scoring import QueryTuples, Scoring
+from .threads import halves, pool
 from .tokens import QueryTokens, TokenHasher, query_tokens
 
 ThreadBoosts = tuple[np.ndarray, np.ndarray]  # threads (ascending) and their boosts in [0, 1]
@@ -28,6 +30,9 @@ class FormulaIndex:
     """Search side of the formula index (arrays memory-mapped; safe to share across queries)."""
 
     SLOTS_UP_TO = 2_000_000  # formulae: the kernel's per-formula scratch (4 bytes each) up to 8 MB
+    # Formulae past which a top-k search runs as two halves on two threads: 1.4-1.7x faster at 0.8M
+    # and 6.4M formulae, 0.5-0.8 ms slower at the sample's 77k (docs/log/compiled.md).
+    SPLIT_FROM = 250_000
     PRUNE_AFTER = 2 / 3  # see _prune_now
 
     def __init__(self, root: Path):
@@ -303,7 +308,10 @@ class FormulaIndex:
         rare = np.zeros(len(df), dtype=bool)
         rare[by_df[within]] = True
         if self.kernel is not None:
-            return self._search_compiled(q, scoring, k, keep, tuples, rare, by_df[~within])
+            dense = int(df[rare].sum()) * 4 >= self.n  # where _accumulate takes _accumulate_dense
+            if k is not None and self.n > self.SPLIT_FROM and halves() > 1:
+                return self._search_halves(q, scoring, k, keep, tuples, rare, by_df[~within], dense)
+            return self._search_compiled(q, scoring, k, keep, tuples, rare, by_df[~within], dense)
         docs, ov = self._accumulate(tuples, rare)
         if scoring.exact > 0:
             docs, ov = self._with_exact(docs, ov, q)
@@ -331,14 +339,45 @@ class FormulaIndex:
                 rest[fi] -= tuples.qtf[j] * tuples.idf[j]
         return docs.astype(np.int64), self._combine(docs, ov, tuples, scoring, q)
 
+    def _search_halves(self, q: QueryTokens, scoring: Scoring, k: int, keep: np.ndarray | None, tuples: QueryTuples,
+                       rare: np.ndarray, frequent: np.ndarray, dense: bool) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_search_compiled` over each half of the formulae, the second on a worker thread (the
+        kernel lets go of the GIL in its loops), the candidates of both in formula order.
+
+        Each tuple's postings (ascending) are cut where the second half starts; the tuples read
+        whole and the pruning schedule are those of the whole search.  A half prunes against its own
+        k-th best, which is never above the whole search's, so every formula of the best k survives
+        in its half with the same sums: :meth:`top` gives the same formulae and score bytes."""
+        cut = self._cut(tuples, rare)
+        at = np.array([cut], dtype=self.post_doc.dtype)  # the block's dtype: another makes numpy copy the block
+        mid = tuples.lo + np.array([np.searchsorted(self.post_doc[lo:hi], at)[0] for lo, hi
+                                    in zip(tuples.lo.tolist(), tuples.hi.tolist(), strict=True)], dtype=np.int64)
+        second = pool().submit(self._search_compiled, q, scoring, k, keep, replace(tuples, lo=mid), rare,
+                                frequent, dense, (cut, self.n))
+        docs, scores = self._search_compiled(q, scoring, k, keep, replace(tuples, hi=mid), rare, frequent, dense,
+                                             (0, cut))
+        docs_2, scores_2 = second.result()
+        return np.concatenate([docs, docs_2]), np.concatenate([scores, scores_2])
+
+    def _cut(self, tuples: QueryTuples, rare: np.ndarray, points: int = 64) -> int:
+        """The formula number that splits the rare tuples' postings (the candidates' source) most
+        evenly, of ``points - 1`` evenly spaced ones: formulae are numbered in the order the
+        collection first shows them, so the postings of a tuple are seldom spread evenly."""
+        grid = np.linspace(0, self.n, points + 1)[1:-1].astype(np.int32)
+        below = np.zeros(len(grid), dtype=np.int64)
+        for lo, hi in zip(tuples.lo[rare].tolist(), tuples.hi[rare].tolist(), strict=True):
+            below += np.searchsorted(self.post_doc[lo:hi], grid)
+        return int(grid[np.argmin(np.abs(2 * below - int((tuples.hi[rare] - tuples.lo[rare]).sum())))])
+
     def _search_compiled(self, q: QueryTokens, scoring: Scoring, k: int | None, keep: np.ndarray | None,
-                         tuples: QueryTuples, rare: np.ndarray, frequent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                         tuples: QueryTuples, rare: np.ndarray, frequent: np.ndarray, dense: bool,
+                         span: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_search` with the candidate loop compiled (``_kernel``): the same steps, sums
-        and pruning as the numpy code, in one pass each instead of numpy's several."""
+        and pruning as the numpy code, in one pass each instead of numpy's several; ``span``: the
+        formulae the tuples' postings were cut to (see :meth:`_search_halves`)."""
         kernel = self.kernel
         assert kernel is not None
         j = np.flatnonzero(rare)
-        dense = int(tuples.df[j].sum()) * 4 >= self.n  # where _accumulate takes _accumulate_dense
         early = keep if keep is not None and scoring.exact <= 0 else None  # else after the exact matches
         # Numbering the formulae in a scratch of one entry per formula is fastest while that scratch
         # stays in the CPU's cache; past it, every posting is a cache miss and sorting them is faster.
@@ -349,7 +388,7 @@ class FormulaIndex:
         if slot is not None:
             self._give_slot(slot)
         if scoring.exact > 0:
-            docs, ov = self._with_exact(docs, ov, q)
+            docs, ov = self._with_exact(docs, ov, q, span)
             if keep is not None:
                 kept = keep[docs]
                 docs, ov = docs[kept], ov[:, kept]
@@ -462,9 +501,13 @@ class FormulaIndex:
             out[fi] = ov[uniq]
         return uniq, out
 
-    def _with_exact(self, docs: np.ndarray, ov: np.ndarray, q: QueryTokens) -> tuple[np.ndarray, np.ndarray]:
-        """Add the formulae with the query's visual key (they may share no tuple with it)."""
+    def _with_exact(self, docs: np.ndarray, ov: np.ndarray, q: QueryTokens,
+                    span: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Add the formulae with the query's visual key (they may share no tuple with it), those
+        numbered within ``span`` only where given."""
         same = np.flatnonzero(self.vkey == np.uint64(q.vkey)).astype(np.int32)
+        if span is not None:
+            same = same[(same >= span[0]) & (same < span[1])]
         at = np.minimum(np.searchsorted(docs, same), max(len(docs) - 1, 0))
         new = same[docs[at] != same] if len(docs) else same
         if not len(new):
