@@ -162,6 +162,26 @@ def test_text_boost_beside_the_formula_search_gives_the_same_ranking(sample_inde
     assert [list(r.items()) for r in beside] != [list(r.items()) for r in without]  # the boost moved something
 
 
+def test_text_boost_reads_only_its_best_terms_when_asked(sample_index, tmp_path):
+    """``[text] max_terms``: the boost's BM25 over the topic's terms that can add most (0, the
+    packaged value: every term), read from the config file."""
+    from mathsearch.systems.formula import DEFAULT_CONFIG, _thread_boosts, formula_config
+
+    packaged = formula_config("").text
+    assert packaged.max_terms == 0
+    conf = tmp_path / "f.toml"
+    conf.write_text((Path(__file__).resolve().parents[1] / "src" / "mathsearch" / "systems" / DEFAULT_CONFIG)
+                    .read_text().replace("[text]\n", "[text]\nmax_terms = 3\n"))
+    cut = formula_config(str(conf)).text
+    assert cut.max_terms == 3 and cut.fields == packaged.fields
+    ctx = SearchContext(sample_index)
+    queries = [SearchQuery.from_topic(t) for t in read_topics(DATA / "topics" / "task2-2021.xml")][:10]
+    whole = [_thread_boosts(ctx, q, packaged) for q in queries]
+    three = [_thread_boosts(ctx, q, cut) for q in queries]
+    assert sum(not np.array_equal(a[0], b[0]) for a, b in zip(whole, three, strict=True)) >= 5
+    assert all(len(b[0]) for b in three)  # fewer terms, still threads to boost
+
+
 def test_rebuild_replaces_the_index_atomically(tiny, tmp_path):
     with Store.open(tiny) as store:
         counts = build_formula_index(store, tmp_path, workers=1)

@@ -63,6 +63,7 @@ class TextBoost:
 
     weight: float = 0.0
     limit: int = 1000
+    max_terms: int = 0  # the query terms that can add most (boost x idf); 0: every term
     fields: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
@@ -83,7 +84,7 @@ def formula_config(path: str = "") -> FormulaConfig:
 
 def _thread_boosts(ctx: SearchContext, query: SearchQuery, text: TextBoost) -> tuple[np.ndarray, np.ndarray]:
     """Threads (question ids, sorted) and their BM25 similarity to the topic, max-normalised."""
-    found = ctx.text.search_questions(query.bags, clauses_from(text.fields), text.limit)
+    found = ctx.text.search_questions(query.bags, clauses_from(text.fields), text.limit, text.max_terms)
     if not found:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
