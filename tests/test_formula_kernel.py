@@ -77,24 +77,34 @@ def test_the_kernel_finds_and_scores_as_numpy_does(index: FormulaIndex, scoring:
         assert pruned > 20, pruned  # the bounds dropped candidates: the pruning was compared too
 
 
+def _top_queries(index: FormulaIndex):
+    """``(topic id, query, k, retrievable only)`` for every Task 2 topic of 2020 and 2021 and three cuts."""
+    for year in (2020, 2021):
+        for topic in read_topics(DATA / "topics" / f"task2-{year}.xml"):
+            q = index.query(topic.formulas[0].latex)
+            for k, retrievable in ((1000, True), (20, False), (3, True)):
+                yield topic.topic_id, q, k, retrievable
+
+
+def _numpy_top(index: FormulaIndex, q, scoring: Scoring, k: int, retrievable: bool):  # noqa: ANN001, ANN202
+    """``index.top`` on the numpy path (the kernel's reference), the kernel put back after."""
+    kernel, index.kernel = index.kernel, None
+    try:
+        return index.top(q, scoring, k, retrievable)
+    finally:
+        index.kernel = kernel
+
+
 @pytest.mark.parametrize("scoring", SCORINGS[1:3], ids=lambda s: f"budget{s.postings_budget}-idf{s.idf}")
 def test_the_kernel_cuts_the_best_k_as_numpy_does(index: FormulaIndex, scoring: Scoring):
     """``top``: the kernel's scores (its own Dice sums) and the cut at k, ties at the k-th score
     included, give the numpy path's formulae and scores."""
-    topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task2-{year}.xml")]
-    kernel, cut = index.kernel, 0
-    try:
-        for topic in topics:
-            q = index.query(topic.formulas[0].latex)
-            for k, retrievable in ((1000, True), (20, False), (3, True)):
-                index.kernel = None
-                want = index.top(q, scoring, k, retrievable)
-                index.kernel = kernel
-                got = index.top(q, scoring, k, retrievable)
-                assert np.array_equal(want[0], got[0]) and want[1].tobytes() == got[1].tobytes(), (topic.topic_id, k)
-                cut += len(index._search(q, scoring, k, None)[0]) > k
-    finally:
-        index.kernel = kernel
+    cut = 0
+    for topic_id, q, k, retrievable in _top_queries(index):
+        want = _numpy_top(index, q, scoring, k, retrievable)
+        got = index.top(q, scoring, k, retrievable)
+        assert np.array_equal(want[0], got[0]) and want[1].tobytes() == got[1].tobytes(), (topic_id, k)
+        cut += len(index._search(q, scoring, k, None)[0]) > k
     assert cut > 50, cut  # the cut itself ran, not only searches with fewer than k candidates
 
 
@@ -105,33 +115,31 @@ def test_a_search_in_two_halves_cuts_the_best_k_as_one_search_does(index: Formul
     half pruned against its own k-th best: ``top`` gives the whole search's formulae and score
     bytes (and numpy's), exact matches and the retrievable filter included."""
     monkeypatch.setattr(search_module, "halves", lambda: 2)  # on any machine, however many cores
-    topics = [t for year in (2020, 2021) for t in read_topics(DATA / "topics" / f"task2-{year}.xml")]
-    halves = []
-    real = index._search_halves
+    halves, cuts = [], []
+    real_halves, real_cut = index._search_halves, index._cut
+
+    def cut_at(*args, **kw):
+        cuts.append(real_cut(*args, **kw))
+        return cuts[-1]
 
     def counted(*args, **kw):
-        docs, scores = real(*args, **kw)
-        halves.append((int((docs < index.n // 2).sum()), int((docs >= index.n // 2).sum())))
+        docs, scores = real_halves(*args, **kw)
+        halves.append((int((docs < cuts[-1]).sum()), int((docs >= cuts[-1]).sum())))  # the cut this search made
         return docs, scores
 
+    monkeypatch.setattr(index, "_cut", cut_at)
     monkeypatch.setattr(index, "_search_halves", counted)
-    kernel = index.kernel
-    try:
-        for topic in topics:
-            q = index.query(topic.formulas[0].latex)
-            for k, retrievable in ((1000, True), (20, False), (3, True)):
-                index.kernel = None
-                want = index.top(q, scoring, k, retrievable)
-                index.kernel = kernel
-                monkeypatch.setattr(index, "SPLIT_FROM", index.n)
-                whole = index.top(q, scoring, k, retrievable)
-                monkeypatch.setattr(index, "SPLIT_FROM", 0)
-                got = index.top(q, scoring, k, retrievable)
-                for other in (want, whole):
-                    assert np.array_equal(other[0], got[0]) and other[1].tobytes() == got[1].tobytes(), (topic.topic_id, k)
-    finally:
-        index.kernel = kernel
-    assert len(halves) == 3 * len(topics)
+    searched = 0
+    for topic_id, q, k, retrievable in _top_queries(index):
+        want = _numpy_top(index, q, scoring, k, retrievable)
+        monkeypatch.setattr(index, "SPLIT_FROM", index.n)
+        whole = index.top(q, scoring, k, retrievable)
+        monkeypatch.setattr(index, "SPLIT_FROM", 0)
+        got = index.top(q, scoring, k, retrievable)
+        for other in (want, whole):
+            assert np.array_equal(other[0], got[0]) and other[1].tobytes() == got[1].tobytes(), (topic_id, k)
+        searched += 1
+    assert len(halves) == searched > 500
     assert sum(1 for a, b in halves if a and b) > 100  # both halves held candidates, most of the time
 
 
