@@ -115,3 +115,17 @@ def test_a_config_may_start_from_another_and_say_only_what_it_changes(tmp_path):
         with pytest.raises(InputError, match=says) as err:
             read_toml(str(tmp_path / "loop.toml"), "ours.toml")
         assert str(tmp_path / "loop.toml") in str(err.value)
+
+
+def test_a_config_path_that_is_a_folder_or_not_text_is_one_clear_error(tmp_path):
+    """``ours:config=DIR`` or a binary file: an InputError naming the path, not a traceback."""
+    from mathsearch.config import read_toml
+    from mathsearch.errors import InputError
+
+    binary = tmp_path / "weights.bin"
+    binary.write_bytes(b"\xff\xfe\x00\x81" * 16)
+    for path, says in ((tmp_path, "is a folder"), (binary, "not a text file")):
+        with pytest.raises(InputError, match=says) as caught:
+            read_toml(str(path), "ours.toml")
+        assert str(path) in str(caught.value)
+    assert binary.read_bytes() == b"\xff\xfe\x00\x81" * 16  # read, never written

@@ -46,6 +46,10 @@ def _read_one(path: str, packaged: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except FileNotFoundError:
         raise InputError(f"system config {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"system config {path} is a folder, not a TOML file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"system config {path} is not a text file (TOML)") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"system config {path or packaged}: {exc}") from None
 
