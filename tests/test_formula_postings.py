@@ -66,22 +66,24 @@ def _spill(folder, lens_by_family, hashes_by_family, tfs_by_family):
     return spill
 
 
-def _postings_both_ways(tmp_path, spill, n_groups):
-    """``_write_postings`` with the kernel and with numpy: every file and returned array, as bytes."""
+def _postings_both_ways(tmp_path, spill, n_groups, part=None):
+    """``_write_postings`` with the kernel (its families sorted in parts of ~``part`` postings, when
+    given) and with numpy (each family at once): every file and returned array, as bytes."""
     from mathsearch import _compiled
     from mathsearch.indexes.formula import build
 
     kernel = _compiled.load_kernel("mathsearch.indexes.formula._postings")
     assert kernel is not None and build._postings is not None, HINT
-    out = {}
+    out, default_part = {}, build.PART_POSTINGS
     for name, k in (("kernel", kernel), ("numpy", None)):
         build._postings = k
+        build.PART_POSTINGS = part if part and k is not None else default_part
         try:
             folder = tmp_path / name
-            folder.mkdir()
+            folder.mkdir(parents=True)
             arrays = build._write_postings(folder, spill, n_groups, None)
         finally:
-            build._postings = kernel
+            build._postings, build.PART_POSTINGS = kernel, default_part
         out[name] = {p.name: p.read_bytes() for p in folder.iterdir()} | {k: v.tobytes() for k, v in arrays.items()}
     return out
 
@@ -95,8 +97,8 @@ def _random_family(rng, n_groups, vocab, max_len):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 60), st.integers(1, 40), st.integers(0, 2**32 - 1))
-def test_the_postings_kernel_writes_what_numpy_writes(tmp_path_factory, n_groups, n_vocab, seed):
+@given(st.integers(1, 60), st.integers(1, 40), st.integers(0, 2**32 - 1), st.sampled_from([None, 1, 7, 50]))
+def test_the_postings_kernel_writes_what_numpy_writes(tmp_path_factory, n_groups, n_vocab, seed, part):
     from mathsearch.indexes.formula.layout import FAMILIES
 
     rng = np.random.default_rng(seed)
@@ -105,7 +107,7 @@ def test_the_postings_kernel_writes_what_numpy_writes(tmp_path_factory, n_groups
     fams[FAMILIES[-1]] = (np.zeros(n_groups, int), np.zeros(0, np.uint64), np.zeros(0, np.uint16))  # an empty family
     tmp = tmp_path_factory.mktemp("postings")
     spill = _spill(tmp / "spill", *({f: v[i] for f, v in fams.items()} for i in range(3)))
-    both = _postings_both_ways(tmp, spill, n_groups)
+    both = _postings_both_ways(tmp, spill, n_groups, part)
     assert both["kernel"].keys() == both["numpy"].keys()
     for name, data in both["numpy"].items():
         assert both["kernel"][name] == data, name
@@ -121,10 +123,31 @@ def test_the_postings_kernel_sums_many_weights_as_numpy_does(tmp_path):
     vocab = rng.integers(0, 2**64 - 1, 5_000, dtype=np.uint64, endpoint=True)
     fams = {f: _random_family(rng, n_groups, vocab, 200) for f in FAMILIES}
     spill = _spill(tmp_path / "spill", *({f: v[i] for f, v in fams.items()} for i in range(3)))
-    both = _postings_both_ways(tmp_path, spill, n_groups)
     assert sum(spill.postings.values()) > 500_000
-    for name, data in both["numpy"].items():
-        assert both["kernel"][name] == data, name
+    for part in (None, 20_000):  # each family at once, and in 8 parts whose sums carry on part to part
+        both = _postings_both_ways(tmp_path / f"part-{part}", spill, n_groups, part)
+        for name, data in both["numpy"].items():
+            assert both["kernel"][name] == data, (part, name)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=300), st.integers(1, 40))
+def test_a_familys_parts_put_together_are_its_whole_order(values, part):
+    """``_order_parts``: the parts, in turn, are ``group_by_hash`` of the whole family; with hashes
+    that share their top bytes (many tokens, few parts) as well as any."""
+    from mathsearch.indexes.formula import build
+
+    hashes = np.array(values + [v & 0xFF000000FFFFFFFF for v in values], dtype=np.uint64)
+    default_part = build.PART_POSTINGS
+    build.PART_POSTINGS = part
+    try:
+        parts = list(build._order_parts(hashes))
+    finally:
+        build.PART_POSTINGS = default_part
+    whole_order, whole_ordered = build.group_by_hash(hashes)
+    assert len(parts) == (1 if len(hashes) <= part else 1 << min(8, ((len(hashes) - 1) // part).bit_length()))
+    assert np.concatenate([o for o, _ in parts]).tolist() == whole_order.tolist()
+    assert np.concatenate([h for _, h in parts]).tolist() == whole_ordered.tolist()
 
 
 def test_the_postings_kernel_refuses_arrays_out_of_range():
@@ -135,14 +158,18 @@ def test_the_postings_kernel_refuses_arrays_out_of_range():
     docs, tfs = np.array([0, 1, 1], np.int32), np.array([1, 2, 3], np.uint16)
     first, idf = np.array([0, 2], np.int64), np.array([0.5, 1.5], np.float32)
 
-    def fill(order, docs=docs, first=first, n=2):
-        post_doc, post_tf = np.empty(len(order), np.int32), np.empty(len(order), np.uint16)
-        lp, li = np.empty(n, np.float32), np.empty(n, np.float32)
+    def fill(order, docs=docs, first=first, idf=idf, n=2, places=None):
+        places = len(order) if places is None else places
+        post_doc, post_tf = np.empty(places, np.int32), np.empty(places, np.uint16)
+        lp, li = np.zeros(n, np.float64), np.zeros(n, np.float64)
         kernel.fill_family(np.asarray(order, np.int64), docs, tfs, first, idf, post_doc, post_tf, lp, li)
         return post_doc, lp, li
 
     post_doc, lp, li = fill([2, 0, 1])
     assert post_doc.tolist() == [1, 0, 1] and lp.tolist() == [1.0, 5.0] and li.tolist() == [0.5, 3 * 0.5 + 2 * 1.5]
+    # A part of the family: two of its three postings, one token; its sums are of those two only.
+    post_doc, lp, li = fill([1, 2], first=first[:1], idf=idf[1:])
+    assert post_doc.tolist() == [1, 1] and lp.tolist() == [0.0, 5.0] and li.tolist() == [0.0, 5 * 1.5]
     with pytest.raises(ValueError, match="out of range"):
         fill([2, 0, 3])  # a place past the family's postings
     with pytest.raises(ValueError, match="out of range"):
@@ -152,4 +179,4 @@ def test_the_postings_kernel_refuses_arrays_out_of_range():
     with pytest.raises(ValueError, match="posting 0"):
         fill([2, 0, 1], first=np.array([1, 2], np.int64))
     with pytest.raises(ValueError, match="lengths"):
-        fill([2, 0])
+        fill([2, 0], places=3)  # fewer places than postings to put there

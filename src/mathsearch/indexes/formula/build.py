@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from .layout import (
 from .tokens import TokenHasher, family_tokens, vkey_int
 
 CHUNK = 2000  # distinct formulae per worker task
+PART_POSTINGS = 1 << 25  # a family's postings are sorted in parts of about this many (_order_parts)
 Progress = Callable[[str, int, int], None]
 
 # Worker state (one analyzer and hasher, or one compiled token counter, per process).
@@ -114,6 +116,20 @@ class _Instances:
     post: array = field(default_factory=lambda: array("q"))
     thread: array = field(default_factory=lambda: array("q"))
     kind: array = field(default_factory=lambda: array("b"))
+
+    def to_files(self, folder: Path) -> dict[str, np.ndarray]:
+        """Each column written to ``folder`` and let go here; returned as arrays over the files'
+        pages (at full size 28M instances are ~0.9 GiB, held through the postings otherwise)."""
+        columns = {}
+        for name, dtype in (("group", np.int64), ("formula", np.int64), ("post", np.int64), ("thread", np.int64),
+                            ("kind", np.int8)):
+            path = folder / f"inst_{name}"
+            with open(path, "wb") as fh:
+                getattr(self, name).tofile(fh)
+            setattr(self, name, array(getattr(self, name).typecode))
+            size = path.stat().st_size
+            columns[name] = np.asarray(np.memmap(path, dtype=dtype, mode="r")) if size else np.zeros(0, dtype)
+        return columns
 
 
 class _Grouping:
@@ -200,7 +216,13 @@ class _Spill:
             fh.close()
 
     def read(self, family: str, part: str) -> np.ndarray:
-        return np.fromfile(self.path(family, part), dtype=dict(self.PARTS)[part])
+        """The part as an array over the file's pages (clean pages of the page cache the kernel
+        may drop and read again, not a copy held in this process: at full size a family's hashes
+        and tfs are ~10 bytes a posting)."""
+        path, dtype = self.path(family, part), dict(self.PARTS)[part]
+        if path.stat().st_size == 0:
+            return np.zeros(0, dtype)  # (an empty file cannot be mapped)
+        return np.asarray(np.memmap(path, dtype=dtype, mode="r"))
 
 
 def _analyze_all(chunks: Iterable[list[str]], workers: int, progress: Progress | None, spill: _Spill,
@@ -255,8 +277,9 @@ def group_by_hash(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _write_postings(out: Path, spill: _Spill, n_groups: int, progress: Progress | None) -> dict[str, np.ndarray]:
     """Postings family by family (token hashes never collide across families), written straight into
-    ``post_doc.npy``/``post_tf.npy``: the peak memory is that of the largest family's tuples.
-    Returns the small arrays (vocabulary, idf, posting bounds, formula lengths)."""
+    ``post_doc.npy``/``post_tf.npy``: the peak memory is that of the largest family's formulae and
+    of one part's sort (:func:`_order_parts`).  Returns the small arrays (vocabulary, idf, posting
+    bounds, formula lengths)."""
     n_fam = len(FAMILIES)
     total = sum(spill.postings.values())
     post_doc = np.lib.format.open_memmap(out / "post_doc.npy", mode="w+", dtype=np.int32, shape=(total,))
@@ -269,40 +292,44 @@ def _write_postings(out: Path, spill: _Spill, n_groups: int, progress: Progress 
         if progress:
             progress("formula postings", fi, n_fam)
         docs = np.repeat(np.arange(n_groups, dtype=np.int32), spill.read(fam, "len"))
-        hashes = spill.read(fam, "hash")
-        tfs = spill.read(fam, "tf")
-        # Grouped by hash, each token's postings in doc order.
-        order, hashes = group_by_hash(hashes)
-        new = np.empty(len(hashes), dtype=bool)
-        new[:1] = True
-        np.not_equal(hashes[1:], hashes[:-1], out=new[1:])
-        first = np.flatnonzero(new)
-        uniq = hashes[first]
-        del hashes
-        df = np.diff(np.append(first, len(new)))
-        idf = np.log1p(max(n_groups, 1) / np.maximum(df, 1)).astype(np.float32)
-        m = len(order)
+        hashes, tfs = spill.read(fam, "hash"), spill.read(fam, "tf")
         if _postings is not None:
-            del new
-            _postings.fill_family(order, docs, tfs, first, idf, post_doc[offset : offset + m],
-                                  post_tf[offset : offset + m], len_plain[fi], len_idf[fi])
-            del order, docs, tfs
-        else:
-            tok = np.cumsum(new, dtype=np.int32) - 1  # token id of each sorted posting
-            del new
-            sorted_docs = docs[order]
-            sorted_tfs = tfs[order]
-            del order, docs, tfs
-            len_plain[fi] = np.bincount(sorted_docs, weights=sorted_tfs, minlength=n_groups)
-            len_idf[fi] = np.bincount(sorted_docs, weights=sorted_tfs * idf[tok], minlength=n_groups)
-            del tok
-            post_doc[offset : offset + m] = sorted_docs
-            post_tf[offset : offset + m] = sorted_tfs
-            del sorted_docs, sorted_tfs
+            plain, wsum = np.zeros(n_groups, np.float64), np.zeros(n_groups, np.float64)
+            for order, ordered in _order_parts(hashes):
+                m = len(order)
+                first, uniq, df, idf = _token_runs(ordered, n_groups)
+                del ordered
+                _postings.fill_family(order, docs, tfs, first, idf, post_doc[offset : offset + m],
+                                      post_tf[offset : offset + m], plain, wsum)
+                del order
+                vocab.append(uniq)
+                idfs.append(idf)
+                starts.append(first + offset)
+                ends.append(first + df + offset)
+                offset += m
+            len_plain[fi], len_idf[fi] = plain, wsum  # rounded to float32 as numpy's bincount results are
+            del docs, hashes, tfs, plain, wsum
+            continue
+        # Grouped by hash, each token's postings in doc order.
+        order, ordered = group_by_hash(hashes)
+        del hashes
+        first, uniq, df, idf = _token_runs(ordered, n_groups)
+        m = len(order)
+        tok = np.repeat(np.arange(len(first), dtype=np.int32), df)  # token id of each sorted posting
+        del ordered
+        sorted_docs = docs[order]
+        sorted_tfs = tfs[order]
+        del order, docs, tfs
+        len_plain[fi] = np.bincount(sorted_docs, weights=sorted_tfs, minlength=n_groups)
+        len_idf[fi] = np.bincount(sorted_docs, weights=sorted_tfs * idf[tok], minlength=n_groups)
+        del tok
+        post_doc[offset : offset + m] = sorted_docs
+        post_tf[offset : offset + m] = sorted_tfs
+        del sorted_docs, sorted_tfs
         vocab.append(uniq)
         idfs.append(idf)
-        starts.append(first.astype(np.int64) + offset)
-        ends.append(first.astype(np.int64) + df + offset)
+        starts.append(first + offset)
+        ends.append(first + df + offset)
         offset += m
     # No flush: a shared mapping's pages are the file's, in the page cache, as np.save's writes are
     # (msync made the build wait for the disk, ~10% of this step).
@@ -317,20 +344,55 @@ def _write_postings(out: Path, spill: _Spill, n_groups: int, progress: Progress 
     }
 
 
-def _instance_arrays(store: Store, inst: _Instances, n_groups: int) -> dict[str, np.ndarray]:
+def _token_runs(ordered: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For hashes in order: where each token's run starts (int64), the token, its df, its idf."""
+    new = np.empty(len(ordered), dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    first = np.flatnonzero(new).astype(np.int64, copy=False)
+    del new
+    df = np.diff(np.append(first, len(ordered)))
+    idf = np.log1p(max(n_groups, 1) / np.maximum(df, 1)).astype(np.float32)
+    return first, ordered[first], df, idf
+
+
+def _order_parts(hashes: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``group_by_hash(hashes)`` a part at a time: ``(order, hashes[order])`` of the postings whose
+    hashes share their top bits, part by part in ascending order of those bits, so the parts put
+    together are the whole order (each part's positions ascend, as the stable sort keeps them).
+
+    A part holds at most ~``PART_POSTINGS`` postings: at full size sorting the largest family at
+    once held its hashes, the sort keys and their arange, and the ordered hashes together (~30
+    bytes a posting with the formulae and tfs, 4 GiB of the step's peak beside the dense step)."""
+    n = len(hashes)
+    bits = min(8, (max(n - 1, 0) // PART_POSTINGS).bit_length())
+    if bits == 0:
+        yield group_by_hash(np.asarray(hashes))
+        return
+    top = hashes.view(np.uint8)[7 if sys.byteorder == "little" else 0 :: 8] >> np.uint8(8 - bits)
+    for part in range(1 << bits):
+        where = np.flatnonzero(top == part)
+        order, ordered = group_by_hash(hashes[where])
+        where = where[order]
+        del order
+        yield where, ordered
+        del where, ordered
+
+
+def _instance_arrays(store: Store, inst: dict[str, np.ndarray], n_groups: int) -> dict[str, np.ndarray]:
     """Instances in CSR order over visual formulae, and what Task 1 and Task 2 need of them."""
-    group = np.frombuffer(inst.group, dtype=np.int64)
+    group = inst["group"]
     inst_order = np.argsort(group, kind="stable")
     inst_ptr = np.zeros(n_groups + 1, dtype=np.int64)
     np.cumsum(np.bincount(group, minlength=n_groups), out=inst_ptr[1:])
-    inst_kind = np.frombuffer(inst.kind, dtype=np.int8)[inst_order]
-    inst_post = np.frombuffer(inst.post, dtype=np.int64)[inst_order]
+    inst_kind = inst["kind"][inst_order]
+    inst_post = inst["post"][inst_order]
     answers = np.fromiter((post for post, _ in store.iter_post_ids(2)), dtype=np.int64)
     arrays: dict[str, np.ndarray] = {
         "inst_ptr": inst_ptr,
-        "inst_formula": np.frombuffer(inst.formula, dtype=np.int64)[inst_order],
+        "inst_formula": inst["formula"][inst_order],
         "inst_post": inst_post,
-        "inst_thread": np.frombuffer(inst.thread, dtype=np.int64)[inst_order],
+        "inst_thread": inst["thread"][inst_order],
         "inst_kind": inst_kind,
         "inst_answer": np.isin(inst_post, answers),
         "retrievable": np.zeros(n_groups, dtype=bool),
@@ -371,14 +433,14 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
         # A pool is not worth starting for a few chunks (the instances bound the visual formulae).
         workers = workers if grouping.total > 2 * CHUNK else 1
         n_nodes, vkey = _analyze_all(grouping.chunks(CHUNK), workers, progress, spill, lambda: grouping.n_groups)
-        inst, n_groups, keyed_here = grouping.inst, grouping.n_groups, grouping.keyed_here
+        inst = grouping.inst.to_files(spill.folder)
+        n_groups, keyed_here = grouping.n_groups, grouping.keyed_here
         arrays = _write_postings(out, spill, n_groups, progress)
-        shutil.rmtree(spill.folder)
         n_postings = sum(spill.postings.values())
         arrays.update(n_nodes=n_nodes, vkey=vkey)
         arrays.update(_instance_arrays(store, inst, n_groups))
         counts = {
-            "formula_instances": int(len(inst.group)),
+            "formula_instances": int(len(inst["group"])),
             "formula_visual": int(n_groups),
             "formula_visual_retrievable": int(arrays["retrievable"].sum()),
             "formula_keyed_by_us": int(keyed_here),
@@ -386,6 +448,7 @@ def build_formula_index(store: Store, index_dir: str | Path, progress: Progress 
             "formula_postings": int(n_postings),
         }
         del inst
+        shutil.rmtree(spill.folder)
         for name, arr in arrays.items():
             np.save(out / f"{name}.npy", arr)
         del arrays
