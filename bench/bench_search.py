@@ -33,19 +33,57 @@ TOPICS = REPO.parent / "shared" / "data" / "arqmath" / "topics"
 TOPIC_FILES = {1: TOPICS / "task1-2021.xml", 2: TOPICS / "task2-2021.xml"}
 
 BUILD = """
-import json, resource, sys, threading, time
+import json, os, resource, sys, threading, time
 from mathsearch.building import build_index
 
 def used_mib():  # the machine's memory in use: every process of the build together (its children's too)
     info = dict(line.split(":", 1) for line in open("/proc/meminfo"))
     return (int(info["MemTotal"].split()[0]) - int(info["MemAvailable"].split()[0])) / 1024
 
-start_used, peak_used, done = used_mib(), [0.0], threading.Event()
+def pss_anon_mib(pid):  # a process's share of the anonymous pages (pages a fork shares count once, split)
+    for line in open(f"/proc/{pid}/smaps_rollup"):
+        if line.startswith("Pss_Anon:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+def holders():  # at the peak: this process, and each child with the workers it forked, in start order
+    parent = {}
+    for d in os.listdir("/proc"):
+        try:
+            parent[int(d)] = int(open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (ValueError, OSError):
+            continue
+    me, out = os.getpid(), {}
+    def tracker(pid):
+        return b"\\0from multiprocessing.resource_tracker" in open(f"/proc/{pid}/cmdline", "rb").read()
+
+    # the steps' children, in the order they started (text, formula), and multiprocessing's tracker
+    children = [pid for pid in sorted(parent) if parent[pid] == me and not tracker(pid)]
+    for pid in sorted(parent):
+        top = pid
+        while top in parent and parent[top] not in (me, 0, 1):
+            top = parent[top]
+        if pid == me or parent.get(top) == me:
+            try:
+                key = "main" if pid == me else f"child {children.index(top) + 1}" if top in children else "tracker"
+                out[key] = out.get(key, 0.0) + pss_anon_mib(pid)
+            except OSError:
+                continue
+    return {k: round(v) for k, v in out.items()}
+
+start_used, peak_used, done, t = used_mib(), [0.0], threading.Event(), time.perf_counter()
+peak_at = [0.0, {}]
 def sample():
     while not done.wait(1.0):
-        peak_used[0] = max(peak_used[0], used_mib())
+        used = used_mib()
+        if used > peak_used[0]:
+            peak_used[0] = used
+            try:
+                peak_at[:] = [time.perf_counter() - t, holders()]
+            except Exception:  # noqa: BLE001 - who held it is a note; the peak itself must keep being sampled
+                pass
 threading.Thread(target=sample, daemon=True).start()
-t, c = time.perf_counter(), time.process_time()
+c = time.process_time()
 encoder, query_encoder, plan, budget = sys.argv[3] or None, sys.argv[4] or None, sys.argv[5] or None, float(sys.argv[6])
 optional = ("dense",) if encoder or plan else ()
 counts = build_index(sys.argv[1], sys.argv[2], optional=optional, encoder=encoder if encoder or plan else "minilm",
@@ -56,7 +94,8 @@ print(json.dumps({"seconds": time.perf_counter() - t, "answers": counts.answers,
                   "cpu_seconds": time.process_time() - c + kids.ru_utime + kids.ru_stime,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "child_peak_mib": kids.ru_maxrss / 1024,
-                  "machine_peak_mib": max(peak_used[0] - start_used, 0.0), "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}))
+                  "machine_peak_mib": max(peak_used[0] - start_used, 0.0),
+                  "machine_peak_at_s": round(peak_at[0]), "machine_peak_pss_anon_mib": peak_at[1], "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}))
 done.set()
 """
 
@@ -180,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {label} | {b['seconds'] / 60:.1f} | {b['cpu_seconds'] / 60:.1f} | {steps} | "
                   f"{b['peak_mib']:,.0f} / {b['child_peak_mib']:,.0f} | {b.get('machine_peak_mib', 0):,.0f} | "
                   f"{b.get('finished', '?')} |")
+        for label, b in rows:
+            if b.get("machine_peak_pss_anon_mib"):  # who held the memory at the machine's peak
+                print(f"\n{label}: machine peak {b['machine_peak_at_s']:,} s into the build; anonymous memory (PSS MiB), "
+                      "children in the order they started, each with its workers: "
+                      + ", ".join(f"{k} {v:,}" for k, v in b["machine_peak_pss_anon_mib"].items()))
         plan = build["indexes"].get("dense_plan")
         if plan:
             print(f"\ndense plan: {plan['plan']} ({plan['reason']}); teacher posts {plan['teacher_posts']:,}, "
