@@ -35,6 +35,10 @@ SPANS = [
     ("int_0^1 x^2 dx", r"\int_0^1 x^2 dx"),
     ("sum 1/n^2 from n=1 to infinity", r"\sum_{n=1}^{\infty}\frac{1}{n^2}"),
     ("sum from k=1 to n of k", r"\sum_{k=1}^{n} k"),
+    # bounds after a letter said alone: that letter runs over them
+    ("sum k from 1 to n", r"\sum_{k=1}^{n} k"),
+    ("product of j from 1 to m", r"\prod_{j=1}^{m} j"),
+    ("integral x from 0 to 1", r"\int_0^1 x"),
     ("sum_(k=1)^n k = n(n+1)/2", r"\sum_{k=1}^n k=\frac{n(n+1)}{2}"),
     ("lim x->0 sin(x)/x", r"\lim_{x\to 0}\frac{\sin(x)}{x}"),
     ("limit of (1+1/n)^n as n->infinity", r"\lim_{n\to\infty}\left(1+\frac{1}{n}\right)^n"),
@@ -173,6 +177,8 @@ def test_no_reading_puts_two_scripts_of_a_kind_on_one_base(typed):
     ("Galois group of L over K", "Galois group of $L$ over $K$"),
     ("the binomial distribution", "the binomial distribution"),
     ("ABC and Ck", "ABC and Ck"),
+    ("we sum k from the list", "we sum $k$ from the list"),
+    ("the sum of two numbers from 1 to 9", "the sum of two numbers from 1 to 9"),
 ])
 def test_english_stays_words_and_maths_becomes_formulae(text, expected):
     assert annotate(text)[0] == expected

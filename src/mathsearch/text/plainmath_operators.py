@@ -156,11 +156,13 @@ class BigOperators(Cursor):
             dx = ""
         if body is None and not dx:
             raise NoMaths
-        if not bounded and body is not None and (not body.strong or body.latex.startswith((r"\int", r"\sum", r"\prod"))) \
-                and not dx:
-            raise NoMaths  # "integral integral from ...", "the sum S_n": no operator of its own
-        if low is None and high is None:  # bounds written after the body: "sum 1/n^2 from n=1 to oo"
+        if not bounded:  # bounds written after the body: "sum 1/n^2 from n=1 to oo", "sum k from 1 to n"
             low, high = self.bounds(low, high, kind == "limit")
+            if kind == "sum" and body is not None and body.letter and low is not None and "=" not in low:
+                low = f"{body.letter}={low}"  # the summed letter runs over the bounds
+        if not bounded and low is None and high is None and body is not None and not dx \
+                and (not body.strong or body.latex.startswith((r"\int", r"\sum", r"\prod"))):
+            raise NoMaths  # "integral integral from ...", "the sum S_n": no operator of its own
         if kind == "limit" and low is None and body is None:
             raise NoMaths
         scripts = ("_{" + low + "}" if low is not None else "") + ("^{" + high + "}" if high is not None else "")
