@@ -39,6 +39,11 @@ SPANS = [
     ("sum k from 1 to n", r"\sum_{k=1}^{n} k"),
     ("product of j from 1 to m", r"\prod_{j=1}^{m} j"),
     ("integral x from 0 to 1", r"\int_0^1 x"),
+    # derivatives said in words, with the variable said
+    ("derivative of f with respect to x", r"\frac{df}{dx}"),
+    ("derivative of sin(x) with respect to x", r"\frac{d}{dx}\sin(x)"),
+    ("partial derivative of u with respect to t", r"\frac{\partial u}{\partial t}"),
+    ("partial f / partial x = 0", r"\frac{\partial f}{\partial x}=0"),
     ("sum_(k=1)^n k = n(n+1)/2", r"\sum_{k=1}^n k=\frac{n(n+1)}{2}"),
     ("lim x->0 sin(x)/x", r"\lim_{x\to 0}\frac{\sin(x)}{x}"),
     ("limit of (1+1/n)^n as n->infinity", r"\lim_{n\to\infty}\left(1+\frac{1}{n}\right)^n"),
@@ -178,6 +183,8 @@ def test_no_reading_puts_two_scripts_of_a_kind_on_one_base(typed):
     ("the binomial distribution", "the binomial distribution"),
     ("ABC and Ck", "ABC and Ck"),
     ("we sum k from the list", "we sum $k$ from the list"),
+    ("the derivative of a function with respect to time", "the derivative of a function with respect to time"),
+    ("partial sums and a partial order", "partial sums and a partial order"),
     ("the sum of two numbers from 1 to 9", "the sum of two numbers from 1 to 9"),
 ])
 def test_english_stays_words_and_maths_becomes_formulae(text, expected):

@@ -459,6 +459,11 @@ class Parser(BigOperators):
                 raise NoMaths
             inner = self.bracketed() if self.text() == "(" else self.tight_run() or self.power()
             return Piece(f"|{group_latex(inner)}|", True)
+        if self.words_ahead("derivative", "of") or self.words_ahead("partial", "derivative", "of"):
+            return self.derivative()
+        if t.text.lower() == "partial" and (v := self.peek(1)) is not None and v.kind == "word" and len(v.text) == 1:
+            self.pos += 2  # "partial f / partial x"
+            return Piece(r"\partial " + v.text, True)
         glued = glued_function(t.text)
         if glued is not None:
             self.pos += 1

@@ -168,6 +168,26 @@ class BigOperators(Cursor):
         scripts = ("_{" + low + "}" if low is not None else "") + ("^{" + high + "}" if high is not None else "")
         return Piece(join_latex(cmd + scripts, body.latex if body is not None else "", dx), True)
 
+    def derivative(self) -> Piece:
+        """"derivative of f with respect to x" (d f / d x; of an expression, d/dx of it) and "partial
+        derivative of f with respect to x" (with the partial sign): the variable is said, or there is
+        no derivative to write ("the derivative of a function" stays English)."""
+        partial = self.text().lower() == "partial"
+        self.pos += 3 if partial else 2
+        if self.english_letter():
+            raise NoMaths
+        f = self.term()
+        if not self.words_ahead("with", "respect", "to"):
+            raise NoMaths
+        self.pos += 3
+        x = self.atom()
+        if x.letter is None and x.latex not in GREEK_NAMES.values():
+            raise NoMaths
+        d, gap = (r"\partial", " ") if partial else ("d", "")
+        if f.letter is not None or f.latex in GREEK_NAMES.values():
+            return Piece(rf"\frac{{{d}{gap}{f.latex}}}{{{d}{gap}{x.latex}}}", True)
+        return Piece(join_latex(rf"\frac{{{d}}}{{{d}{gap}{x.latex}}}", group_latex(f)), True)
+
     def differential(self) -> str:
         t = self.peek()
         if t is None or t.kind != "word":
