@@ -515,3 +515,19 @@ def test_the_teachers_head_start_is_read_back_by_the_dense_step(sample_index, tm
     many = dense_plan.teacher_head_start(sample_index, lambda: next(answers, False), asked="auto", budget_minutes=1,
                                          device="cpu", resume=tmp_path / "many")
     assert many["teacher_head_start_posts"] == 0 and (tmp_path / "many" / dense_chunks.RESUME_MARK).is_file()
+
+
+def test_the_teachers_posts_are_read_alone_and_are_those_posts_of_lists(sample_index):
+    """``passages_at``: the teacher reads only its chosen posts' passages, in one pass, and they are
+    the posts and passages at those positions of ``posts_of`` (questions, then answers)."""
+    from mathsearch.building.dense_plan import passages_at, teacher_positions
+    from mathsearch.building.train import posts_of
+    from mathsearch.store import Store
+
+    with Store.open(sample_index) as store:
+        ids, texts, parent = posts_of(store)
+        chosen = teacher_positions(len(ids), 300, 13)
+        got = passages_at(store, chosen)
+    n_questions = len(ids) - len(parent)
+    assert sorted(got) == chosen.tolist() and chosen.min() < n_questions <= chosen.max()  # both kinds chosen
+    assert got == {k: (ids[k], texts[k]) for k in chosen.tolist()}

@@ -191,6 +191,18 @@ def teacher_positions(n: int, budget: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, budget, replace=False))
 
 
+def passages_at(store, positions: np.ndarray) -> dict[int, tuple[int, str]]:
+    """``{position: (post id, passage)}`` of the posts at ``positions`` (into the posts as
+    :func:`mathsearch.building.train.posts_of` lists them), read in one pass that keeps no other
+    passage: at full size the teacher runs for half an hour beside the text and formula steps, and
+    reading every passage first (2.4M of them) left this process ~2 GB of heap it kept after they
+    were let go."""
+    from ..indexes.dense import iter_passages
+
+    wanted = set(positions.tolist())
+    return {k: (post_id, text) for k, (_, post_id, text, _) in enumerate(iter_passages(store)) if k in wanted}
+
+
 class PacedEncoder:
     """MiniLM on one CPU thread while the steps of ``building`` named by ``beside`` have not yet
     written their manifests, on every thread after (checked before each chunk).  MiniLM does the
@@ -234,15 +246,11 @@ def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed
     ``stop()`` (the head start's): asked before each chunk, on one thread; once true, nothing more
     is embedded and no index is written (``teacher_stopped``), the chunks made stay in ``resume``."""
     from ..indexes.dense import DENSE_DIR
-    from .train import posts_of, teacher_encoder
+    from .train import teacher_encoder
 
-    ids, texts, parent = posts_of(store)
-    chosen = teacher_positions(len(ids), positions_budget, seed)
-    n_questions = len(ids) - len(parent)
-    # only the chosen posts are kept: at full size the teacher runs for half an hour beside the
-    # formula step, and every passage would hold gigabytes of it
-    chosen_posts = {k: (ids[k], texts[k]) for k in chosen.tolist()}
-    del ids, texts, parent
+    n_questions = sum(1 for _ in store.iter_post_ids(1))
+    chosen = teacher_positions(n_questions + sum(1 for _ in store.iter_post_ids(2)), positions_budget, seed)
+    chosen_posts = passages_at(store, chosen)
     model = PacedEncoder(teacher_encoder(tokens, device), building, beside, one_thread=stop is not None)
     # 256 word pieces keeps the name that chunks had before the length was a setting
     stem = "teacher-minilm-v1" if tokens == TEACHER_MAX_TOKENS else f"teacher-minilm{tokens}-v1"
