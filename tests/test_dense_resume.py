@@ -528,6 +528,9 @@ def test_the_teachers_posts_are_read_alone_and_are_those_posts_of_lists(sample_i
         ids, texts, parent = posts_of(store)
         chosen = teacher_positions(len(ids), 300, 13)
         got = passages_at(store, chosen)
+        counted = store.post_count((1,)), store.post_count()  # what embed_teacher chooses from
+        assert passages_at(store, chosen[:0]) == {}
     n_questions = len(ids) - len(parent)
+    assert counted == (n_questions, len(ids))
     assert sorted(got) == chosen.tolist() and chosen.min() < n_questions <= chosen.max()  # both kinds chosen
     assert got == {k: (ids[k], texts[k]) for k in chosen.tolist()}

@@ -199,8 +199,15 @@ def passages_at(store, positions: np.ndarray) -> dict[int, tuple[int, str]]:
     were let go."""
     from ..indexes.dense import iter_passages
 
-    wanted = set(positions.tolist())
-    return {k: (post_id, text) for k, (_, post_id, text, _) in enumerate(iter_passages(store)) if k in wanted}
+    wanted, got = set(positions.tolist()), {}
+    if not wanted:
+        return got
+    for k, (_, post_id, text, _) in enumerate(iter_passages(store)):
+        if k in wanted:
+            got[k] = (post_id, text)
+            if len(got) == len(wanted):
+                break  # the posts after the last chosen one are not read
+    return got
 
 
 class PacedEncoder:
@@ -248,8 +255,8 @@ def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed
     from ..indexes.dense import DENSE_DIR
     from .train import teacher_encoder
 
-    n_questions = sum(1 for _ in store.iter_post_ids(1))
-    chosen = teacher_positions(n_questions + sum(1 for _ in store.iter_post_ids(2)), positions_budget, seed)
+    n_questions = store.post_count((1,))
+    chosen = teacher_positions(store.post_count(), positions_budget, seed)
     chosen_posts = passages_at(store, chosen)
     model = PacedEncoder(teacher_encoder(tokens, device), building, beside, one_thread=stop is not None)
     # 256 word pieces keeps the name that chunks had before the length was a setting

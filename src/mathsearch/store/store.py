@@ -121,10 +121,11 @@ class Store:
     def counts(self) -> dict[str, Any]:
         return json.loads(self.meta().get("counts", "{}"))
 
-    def post_count(self) -> int:
-        """Questions and answers (what :meth:`counts` records, read from the posts themselves: a
-        store still being built has no counts yet)."""
-        return int(self.db.execute("SELECT count(*) FROM posts WHERE post_type IN (1, 2)").fetchone()[0])
+    def post_count(self, post_types: tuple[int, ...] = (1, 2)) -> int:
+        """Posts of these types, by default questions and answers (what :meth:`counts` records, read
+        from the posts themselves: a store still being built has no counts yet)."""
+        marks = ",".join("?" * len(post_types))
+        return int(self.db.execute(f"SELECT count(*) FROM posts WHERE post_type IN ({marks})", post_types).fetchone()[0])
 
     # -- posts ----------------------------------------------------------------------------
     def post(self, post_id: int | str) -> StoredPost | None:
