@@ -23,6 +23,11 @@ from .plainmath_vocab import (
 )
 
 
+def is_variable(piece: Piece) -> bool:
+    """One letter or one Greek letter: what a limit approaches in, or a derivative is taken of and by."""
+    return piece.letter is not None or piece.latex in GREEK_NAMES.values()
+
+
 class BigOperators(Cursor):
     """The grammar's big operators; the productions they read bounds and bodies with are
     :class:`~mathsearch.text.plainmath_grammar.Parser`'s."""
@@ -89,7 +94,7 @@ class BigOperators(Cursor):
     def approach(self) -> str:
         """``x -> 0``, ``x to infinity``, ``x approaches 0``, ``n goes to infinity``."""
         var = self.atom()
-        if var.letter is None and var.latex not in GREEK_NAMES.values():
+        if not is_variable(var):
             raise NoMaths
         word = self.text().lower()
         if self.text() in ("->", "→", "-->"):
@@ -181,10 +186,10 @@ class BigOperators(Cursor):
             raise NoMaths
         self.pos += 3
         x = self.atom()
-        if x.letter is None and x.latex not in GREEK_NAMES.values():
+        if not is_variable(x):
             raise NoMaths
         d, gap = (r"\partial", " ") if partial else ("d", "")
-        if f.letter is not None or f.latex in GREEK_NAMES.values():
+        if is_variable(f):
             return Piece(rf"\frac{{{d}{gap}{f.latex}}}{{{d}{gap}{x.latex}}}", True)
         return Piece(join_latex(rf"\frac{{{d}}}{{{d}{gap}{x.latex}}}", group_latex(f)), True)
 
