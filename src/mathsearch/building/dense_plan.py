@@ -199,7 +199,8 @@ def passages_at(store, positions: np.ndarray) -> dict[int, tuple[int, str]]:
     were let go."""
     from ..indexes.dense import iter_passages
 
-    wanted, got = set(positions.tolist()), {}
+    wanted = set(positions.tolist())
+    got: dict[int, tuple[int, str]] = {}
     if not wanted:
         return got
     for k, (_, post_id, text, _) in enumerate(iter_passages(store)):
