@@ -250,8 +250,18 @@ def test_the_student_plan_builds_in_one_command_and_resumes(tmp_path, small_base
     assert not resume_root(target).exists()
 
     whole = tmp_path / "whole"
-    build_index(dump, whole, optional=("dense",), dense_plan="student")
+    built = build_index(dump, whole, optional=("dense",), dense_plan="student")
     assert len(counted) == 12  # the teacher embedded every post, once
+    # Beside the teacher the lexical steps start in fresh interpreters (not forks of this process,
+    # which holds torch): their formula arrays are those of a build without vectors, byte for byte.
+    assert built.indexes["lexical_start"] == "spawn"
+    plain = build_index(dump, tmp_path / "plain")
+    assert "lexical_start" not in plain.indexes
+    assert plain.indexes["text_answers"] == built.indexes["text_answers"] == 7
+    arrays = sorted(p.name for p in (whole / "formula").glob("*.npy"))
+    assert len(arrays) > 10 and arrays == sorted(p.name for p in (tmp_path / "plain" / "formula").glob("*.npy"))
+    for name in arrays:
+        assert (whole / "formula" / name).read_bytes() == (tmp_path / "plain" / "formula" / name).read_bytes(), name
     # The student reused from the interrupted build and the one the whole build trained: the same
     # vectors up to float rounding.  Not always the same bytes: the training's sums round
     # differently in another process (the suite's earlier tests change what memory it gets), and

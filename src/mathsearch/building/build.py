@@ -39,6 +39,8 @@ from .steps import IndexStep, StepTask, check_optional_steps, kind_step
 INDEX_STEPS: list[tuple[str, IndexStep]] = [(name, kind_step(name)) for name in ALWAYS_BUILT]
 # Niceness of the text and formula steps beside the student plan's dense part (see build_index).
 LEXICAL_NICE = 10
+# How the text and formula steps' processes start beside the student plan's dense part (see build_index).
+LEXICAL_START = "spawn"
 
 
 def _timed(step: IndexStep, building: Path, progress: Progress | None) -> tuple[dict, float]:
@@ -48,10 +50,11 @@ def _timed(step: IndexStep, building: Path, progress: Progress | None) -> tuple[
 
 
 def _run_steps(steps: list[tuple[str, IndexStep]], building: Path, progress: Progress | None,
-               nice: int = 0) -> dict[str, Any]:
-    """Run independent ``steps`` side by side (the first in this process, the others ``nice``d); their
-    counts merged, with ``NAME_seconds`` each."""
-    results = side_by_side([(name, partial(_timed, step, building)) for name, step in steps], progress, nice=nice)
+               nice: int = 0, context: str = "fork") -> dict[str, Any]:
+    """Run independent ``steps`` side by side (the first in this process, the others ``nice``d, their
+    processes started by ``context``); their counts merged, with ``NAME_seconds`` each."""
+    results = side_by_side([(name, partial(_timed, step, building)) for name, step in steps], progress,
+                           context=context, nice=nice)
     out: dict[str, Any] = {}
     for name, _ in steps:
         counts, seconds = results[name]
@@ -188,12 +191,12 @@ def build_index(
                 plan = choose_plan(store, dense_plan, dense_budget, encoder, query_encoder, choose_device(device))
         if not store_only:
             steps = list(INDEX_STEPS)
-            nice = 0
+            nice, context = 0, "fork"
             if plan is not None and plan.plan == "student":
                 # The student's teacher is MiniLM on one thread: it fills the cores the text and
                 # formula steps leave, and the student trains and encodes as soon as it is done.  It
-                # runs here (torch is loaded here by the rate probe), the others in forked children
-                # that never touch torch.
+                # runs here (torch is loaded here by the rate probe), the others in children of their
+                # own that never touch torch.
                 from .dense_plan import run_plan
                 from .resume import resume_root
 
@@ -203,7 +206,13 @@ def build_index(
                 # answers): the lexical steps yield it its core and take every cycle it leaves,
                 # so they still have work when its tail (training, the student) leaves a core idle.
                 nice = counts.indexes["lexical_nice"] = LEXICAL_NICE
-            counts.indexes.update(_run_steps(steps, building, progress, nice=nice))
+                # ...and they start in fresh interpreters, not forks of this process: at 1.4M
+                # answers this process held ~2.6 GiB when they were forked, which a fork shares with
+                # the two children and their four workers until each one's writes make the pages
+                # its own; the workers grew to ~1.5-1.9 GiB each (a worker alone holds ~0.45) and
+                # the machine peaked at 14.0 GiB (docs/log/compiled.md, fifteenth step).
+                context = counts.indexes["lexical_start"] = LEXICAL_START
+            counts.indexes.update(_run_steps(steps, building, progress, nice=nice, context=context))
             # Other optional steps (vectors of MiniLM or a named encoder) use every core themselves:
             # after the lexical ones (beside the formula step, a static encoder was slower at 100k).
             for name in optional:
