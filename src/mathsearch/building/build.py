@@ -209,7 +209,7 @@ def build_index(
                 # ...and they start in fresh interpreters, not forks of this process: at 1.4M
                 # answers this process held ~2.6 GiB when they were forked, which a fork shares with
                 # the two children and their four workers until each one's writes make the pages
-                # its own; the workers grew to ~1.5-1.9 GiB each (a worker alone holds ~0.45) and
+                # its own; the workers grew to ~1.5-1.9 GiB each (a worker alone ~0.45 GiB) and
                 # the machine peaked at 14.0 GiB (docs/log/compiled.md, fifteenth step).
                 context = counts.indexes["lexical_start"] = LEXICAL_START
             counts.indexes.update(_run_steps(steps, building, progress, nice=nice, context=context))
