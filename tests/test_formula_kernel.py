@@ -225,6 +225,68 @@ def test_the_galloping_lookup_finds_every_shared_formula(docs, block, data):
     assert ov[2].tolist() == want.tolist() and not ov[[0, 1, 3]].any()
 
 
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0]) | st.floats(-1e6, 1e6), min_size=1, max_size=80),
+       data=st.data())
+def test_the_kernels_selection_finds_what_numpy_partition_finds(values, data):
+    """Pruning's floor (the k-th best bound) is found without numpy, so the loop runs without the GIL:
+    the same value at every place, ties and repeats included."""
+    kernel = _kernel()
+    arr = np.array(values)
+    kth = data.draw(st.integers(0, len(arr) - 1))
+    assert kernel.select(arr, kth) == np.partition(arr, kth)[kth]
+    assert arr.tolist() == values  # a copy is reordered, not the caller's array
+
+
+def test_reading_the_frequent_tuples_in_one_call_prunes_as_one_call_a_tuple_did(index: FormulaIndex):
+    """``read_frequent`` against ``prune`` and ``lookup_add`` called from Python tuple by tuple, on a
+    sample query's frequent tuples with a small budget: the same candidates and overlaps, bit for bit."""
+    kernel = _kernel()
+    scoring = Scoring(0.5, 0.5, 0.3, 0.2, postings_budget=200)
+    q = index.query("\\sum_{n=1}^{\\infty} \\frac{1}{n^2}")
+    tuples = index._tuples(q, scoring)
+    by_df = np.argsort(tuples.df, kind="stable")
+    within = np.cumsum(tuples.df[by_df]) <= scoring.postings_budget
+    within[:1] = True
+    rare = np.zeros(len(tuples.df), dtype=bool)
+    rare[by_df[within]] = True
+    frequent = by_df[~within]
+    assert len(frequent) >= 5
+    j = np.flatnonzero(rare)
+    docs, ov = kernel.accumulate(index.post_doc, index.post_tf, tuples.lo[j], tuples.hi[j], tuples.fam[j],
+                                 tuples.qtf[j], tuples.idf[j], 4, False, None, None)
+    k, fams = 3, list(tuples.q_len)
+
+    def bounded():
+        c = kernel.Candidates(docs.copy(), ov.copy())  # it compacts its arrays in place
+        c.bound(index.len_plain, fams, np.array([tuples.q_len[f] for f in fams]),
+                np.array([scoring.weights[f] for f in fams], dtype=np.float64), np.ones(len(docs)), np.zeros(len(docs)))
+        return c
+
+    rest = np.zeros(4)
+    np.add.at(rest, tuples.fam[frequent], tuples.qtf[frequent] * tuples.idf[frequent])
+    due, rests = np.zeros(len(frequent), dtype=np.uint8), np.empty((len(frequent), 4))
+    one_by_one = bounded()
+    for at, jf in enumerate(frequent.tolist()):
+        due[at] = at % 2 == 0  # prune often, so that pruning meets the lookups
+        rests[at] = rest
+        if due[at] and one_by_one.m > k:
+            one_by_one.prune(rest, k)
+        one_by_one.lookup_add(index.post_doc, index.post_tf, int(tuples.lo[jf]), int(tuples.hi[jf]),
+                              int(tuples.fam[jf]), float(tuples.qtf[jf]), float(tuples.idf[jf]))
+        rest[int(tuples.fam[jf])] -= tuples.qtf[jf] * tuples.idf[jf]
+    in_one = bounded()
+    in_one.read_frequent(index.post_doc, index.post_tf, tuples.lo[frequent], tuples.hi[frequent], tuples.fam[frequent],
+                         tuples.qtf[frequent], tuples.idf[frequent], due, rests, k)
+    (d1, o1), (d2, o2) = one_by_one.result(), in_one.result()
+    assert len(d2) < len(docs) / 4  # candidates were pruned, step after step
+    assert d1.tolist() == d2.tolist() and o1.tobytes() == o2.tobytes()
+    with pytest.raises(RuntimeError, match="before Candidates.bound"):
+        kernel.Candidates(docs, ov).read_frequent(index.post_doc, index.post_tf, tuples.lo[frequent],
+                                                  tuples.hi[frequent], tuples.fam[frequent], tuples.qtf[frequent],
+                                                  tuples.idf[frequent], due, rests, k)
+
+
 def test_the_kernel_leaves_its_scratch_clean_and_the_index_reuses_it(index: FormulaIndex):
     assert index.n <= index.SLOTS_UP_TO  # the sample takes the scratch
     q = index.query("x^2+y^2=z^2")

@@ -191,42 +191,70 @@ cdef class Candidates:
                    Py_ssize_t f, double q, double x):
         """Add ``min(tf, q) * x`` to family ``f`` of each candidate in the posting block ``lo:hi``
         (a galloping intersection of two ascending lists)."""
+        with nogil:
+            self._lookup_add(&post_doc[0], &post_tf[0], lo, hi, f, q, x)
+
+    cdef void _lookup_add(self, const int32_t* post_doc, const uint16_t* post_tf, int64_t lo, int64_t hi,
+                          Py_ssize_t f, double q, double x) noexcept nogil:
         cdef Py_ssize_t i, step, a, b, mid, pos = lo, near
         cdef int32_t d
         cdef double t
+        for i in range(self.m):
+            if pos >= hi:
+                break
+            d = self.docs[i]
+            near = pos + 8 if pos + 8 < hi else hi
+            while pos < near and post_doc[pos] < d:  # a few steps on (blocks a few times longer than the candidates)
+                pos += 1
+            if pos >= hi:
+                break
+            if post_doc[pos] < d:  # still short: gallop to a block entry >= d, then binary search
+                step = 1
+                a = pos
+                b = pos + 1
+                while b < hi and post_doc[b] < d:
+                    a = b
+                    step *= 2
+                    b = pos + step
+                if b > hi:
+                    b = hi
+                while a + 1 < b:  # post_doc[a] < d, and b == hi or post_doc[b] >= d
+                    mid = (a + b) // 2
+                    if post_doc[mid] < d:
+                        a = mid
+                    else:
+                        b = mid
+                pos = b
+                if pos >= hi:
+                    break
+            if post_doc[pos] == d:
+                t = <double>post_tf[pos]
+                self.ov[f, i] += (t if t < q else q) * x
+                pos += 1
+
+    def read_frequent(self, const int32_t[::1] post_doc, const uint16_t[::1] post_tf, const int64_t[::1] lo,
+                      const int64_t[::1] hi, const int64_t[::1] fam, const double[::1] qtf, const double[::1] idf,
+                      const unsigned char[::1] due, const double[:, ::1] rest, Py_ssize_t k):
+        """The frequent tuples ``j`` in order, in one call without the GIL: where ``due[j]`` and more
+        than ``k`` candidates are left, :meth:`prune` with ``rest[j]`` (what the unread tuples may
+        still add, per family, before ``j`` is read), then :meth:`lookup_add` of ``j``.  The caller
+        works out ``due`` and ``rest`` as its own loop did; once ``k`` or fewer are left no later
+        pruning can happen (candidates only drop), as there.  A Python loop of one call a tuple took
+        the GIL back ~37 times a query, waiting on the other half's and the text boost's threads."""
+        cdef Py_ssize_t j, nj = lo.shape[0]
+        if not self.bounded and self.m > k:
+            for j in range(nj):
+                if due[j]:
+                    raise RuntimeError("Candidates.read_frequent prunes before Candidates.bound")
+        if rest.shape[0] < nj or (nj and rest.shape[1] < self.ov.shape[0]):
+            raise ValueError("rest: one row per frequent tuple, one column per family")
+        low = np.empty(max(self.m, 1))
+        cdef double[::1] lv = low
         with nogil:
-            for i in range(self.m):
-                if pos >= hi:
-                    break
-                d = self.docs[i]
-                near = pos + 8 if pos + 8 < hi else hi
-                while pos < near and post_doc[pos] < d:  # a few steps on (blocks a few times longer than the candidates)
-                    pos += 1
-                if pos >= hi:
-                    break
-                if post_doc[pos] < d:  # still short: gallop to a block entry >= d, then binary search
-                    step = 1
-                    a = pos
-                    b = pos + 1
-                    while b < hi and post_doc[b] < d:
-                        a = b
-                        step *= 2
-                        b = pos + step
-                    if b > hi:
-                        b = hi
-                    while a + 1 < b:  # post_doc[a] < d, and b == hi or post_doc[b] >= d
-                        mid = (a + b) // 2
-                        if post_doc[mid] < d:
-                            a = mid
-                        else:
-                            b = mid
-                    pos = b
-                    if pos >= hi:
-                        break
-                if post_doc[pos] == d:
-                    t = <double>post_tf[pos]
-                    self.ov[f, i] += (t if t < q else q) * x
-                    pos += 1
+            for j in range(nj):
+                if due[j] and self.m > k:
+                    self._prune(&rest[j, 0], k, &lv[0])
+                self._lookup_add(&post_doc[0], &post_tf[0], lo[j], hi[j], fam[j], qtf[j], idf[j])
 
     def bound(self, const float[:, ::1] lens, fams, const double[::1] q_len, const double[::1] weight,
               factor, bonus):
@@ -256,43 +284,91 @@ cdef class Candidates:
     def prune(self, const double[::1] rest, Py_ssize_t k):
         """Drop the candidates whose best possible score (every unread tuple matched in full, each
         overlap capped) is below the ``k``-th best score so far; returns how many are left."""
-        cdef Py_ssize_t r, i, f, w, nf = self.fams.shape[0], n_fam = self.ov.shape[0]
-        cdef double s, h, floor
         if not self.bounded:
             raise RuntimeError("Candidates.prune before Candidates.bound")
+        if self.m <= k:  # nothing can drop (np.partition would be asked for a place before the first)
+            return self.m
         low = np.empty(self.m)
         cdef double[::1] lv = low
         with nogil:
-            for i in range(self.m):
-                s = self.ov[self.fams[0], i] * self.ratio[0, i]
-                for r in range(1, nf):
-                    s = s + self.ov[self.fams[r], i] * self.ratio[r, i]
-                lv[i] = s * self.factor[i] + self.bonus[i]
-        floor = np.partition(low, self.m - k)[self.m - k]
+            self._prune(&rest[0], k, &lv[0])
+        return self.m
+
+    cdef void _prune(self, const double* rest, Py_ssize_t k, double* low) noexcept nogil:
+        """:meth:`prune` with ``low`` as scratch of at least ``m`` doubles (``m > k``)."""
+        cdef Py_ssize_t r, i, f, w, nf = self.fams.shape[0], n_fam = self.ov.shape[0]
+        cdef double s, h, floor
+        for i in range(self.m):
+            s = self.ov[self.fams[0], i] * self.ratio[0, i]
+            for r in range(1, nf):
+                s = s + self.ov[self.fams[r], i] * self.ratio[r, i]
+            low[i] = s * self.factor[i] + self.bonus[i]
+        floor = _select(low, self.m, self.m - k)
         w = 0
-        with nogil:
-            for i in range(self.m):
-                s = 0.0
+        for i in range(self.m):
+            s = 0.0
+            for r in range(nf):
+                h = self.ov[self.fams[r], i] + rest[self.fams[r]] * (1 + 1e-9) + 1e-12
+                if not h < self.cap[r, i]:
+                    h = self.cap[r, i]
+                if r == 0:
+                    s = h * self.ratio[r, i]
+                else:
+                    s = s + h * self.ratio[r, i]
+            if s * self.factor[i] * (1 + 1e-9) + self.bonus[i] >= floor:
+                self.docs[w] = self.docs[i]
+                for f in range(n_fam):
+                    self.ov[f, w] = self.ov[f, i]
                 for r in range(nf):
-                    h = self.ov[self.fams[r], i] + rest[self.fams[r]] * (1 + 1e-9) + 1e-12
-                    if not h < self.cap[r, i]:
-                        h = self.cap[r, i]
-                    if r == 0:
-                        s = h * self.ratio[r, i]
-                    else:
-                        s = s + h * self.ratio[r, i]
-                if s * self.factor[i] * (1 + 1e-9) + self.bonus[i] >= floor:
-                    self.docs[w] = self.docs[i]
-                    for f in range(n_fam):
-                        self.ov[f, w] = self.ov[f, i]
-                    for r in range(nf):
-                        self.ratio[r, w] = self.ratio[r, i]
-                        self.cap[r, w] = self.cap[r, i]
-                    self.factor[w] = self.factor[i]
-                    self.bonus[w] = self.bonus[i]
-                    w += 1
+                    self.ratio[r, w] = self.ratio[r, i]
+                    self.cap[r, w] = self.cap[r, i]
+                self.factor[w] = self.factor[i]
+                self.bonus[w] = self.bonus[i]
+                w += 1
         self.m = w
-        return w
+
+
+cdef double _select(double* a, Py_ssize_t n, Py_ssize_t kth) noexcept nogil:
+    """The value at place ``kth`` of ``a[:n]`` sorted ascending, as ``np.partition(a, kth)[kth]``
+    (one value, whichever way it is found); ``a`` is reordered.  Quickselect, median-of-three pivot."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, i, j, mid
+    cdef double pivot, t
+    while hi > lo:
+        mid = lo + (hi - lo) // 2
+        if a[mid] < a[lo]:
+            t = a[mid]; a[mid] = a[lo]; a[lo] = t
+        if a[hi] < a[lo]:
+            t = a[hi]; a[hi] = a[lo]; a[lo] = t
+        if a[hi] < a[mid]:
+            t = a[hi]; a[hi] = a[mid]; a[mid] = t
+        pivot = a[mid]
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while pivot < a[j]:
+                j -= 1
+            if i <= j:
+                t = a[i]; a[i] = a[j]; a[j] = t
+                i += 1
+                j -= 1
+        if kth <= j:
+            hi = j
+        elif kth >= i:
+            lo = i
+        else:
+            return a[kth]
+    return a[kth]
+
+
+def select(double[::1] a, Py_ssize_t kth):
+    """:func:`_select` on a copy of ``a`` (for the tests against ``np.partition``)."""
+    b = np.array(a, dtype=np.float64)
+    cdef double[::1] bv = b
+    if not 0 <= kth < bv.shape[0]:
+        raise IndexError(kth)
+    return _select(&bv[0], bv.shape[0], kth)
 
 
 def combine(const int32_t[::1] docs, const double[:, :] ov, const float[:, ::1] lens, const int64_t[::1] fams,

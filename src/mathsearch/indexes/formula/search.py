@@ -402,15 +402,21 @@ class FormulaIndex:
                 cands.bound(self.len_idf if scoring.idf else self.len_plain, fams,
                             np.array([tuples.q_len[fi] for fi in fams]),
                             np.array([scoring.weights[fi] for fi in fams], dtype=np.float64), factor, bonus)
+            # The pruning schedule of _search, worked out before the loop: what is unread depends on
+            # the tuples alone, and once k or fewer candidates are left none is ever pruned again
+            # (the kernel checks that), so the whole loop runs in one call without the GIL.
+            due = np.zeros(len(frequent), dtype=np.uint8)
+            rests = np.empty((len(frequent), len(FAMILIES)))
             slack = np.inf
-            for jf in frequent.tolist():
-                if k is not None and self._prune_now(cands.m, k, rest.sum(), slack):  # as in _search
+            for at, jf in enumerate(frequent.tolist()):
+                if k is not None and self._prune_now(k + 1, k, rest.sum(), slack):  # as in _search
                     slack = rest.sum()
-                    cands.prune(rest, k)
-                fi = int(tuples.fam[jf])
-                cands.lookup_add(self.post_doc, self.post_tf, int(tuples.lo[jf]), int(tuples.hi[jf]), fi,
-                                 float(tuples.qtf[jf]), float(tuples.idf[jf]))
-                rest[fi] -= tuples.qtf[jf] * tuples.idf[jf]
+                    due[at] = 1
+                rests[at] = rest
+                rest[int(tuples.fam[jf])] -= tuples.qtf[jf] * tuples.idf[jf]
+            cands.read_frequent(self.post_doc, self.post_tf, tuples.lo[frequent], tuples.hi[frequent],
+                                tuples.fam[frequent], tuples.qtf[frequent], tuples.idf[frequent], due, rests,
+                                k if k is not None else 0)
             docs, ov = cands.result()
         return docs.astype(np.int64), self._combine(docs, ov, tuples, scoring, q)
 
