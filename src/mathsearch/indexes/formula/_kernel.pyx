@@ -239,20 +239,23 @@ cdef class Candidates:
         than ``k`` candidates are left, :meth:`prune` with ``rest[j]`` (what the unread tuples may
         still add, per family, before ``j`` is read), then :meth:`lookup_add` of ``j``.  The caller
         works out ``due`` and ``rest`` as its own loop did; once ``k`` or fewer are left no later
-        pruning can happen (candidates only drop), as there.  A Python loop of one call a tuple took
-        the GIL back ~37 times a query, waiting on the other half's and the text boost's threads."""
-        cdef Py_ssize_t j, nj = lo.shape[0]
+        pruning can happen (candidates only drop), as there.  ``due`` empty: no pruning (``rest``
+        unread).  A Python loop of one call a tuple took the GIL back ~37 times a query, waiting on
+        the other half's and the text boost's threads."""
+        cdef Py_ssize_t j, nj = lo.shape[0], n_due = due.shape[0]
+        if n_due and n_due != nj:
+            raise ValueError("due: one flag per frequent tuple, or none")
+        if n_due and (rest.shape[0] != nj or rest.shape[1] < self.ov.shape[0]):
+            raise ValueError("rest: one row per frequent tuple, one column per family")
         if not self.bounded and self.m > k:
-            for j in range(nj):
+            for j in range(n_due):
                 if due[j]:
                     raise RuntimeError("Candidates.read_frequent prunes before Candidates.bound")
-        if rest.shape[0] < nj or (nj and rest.shape[1] < self.ov.shape[0]):
-            raise ValueError("rest: one row per frequent tuple, one column per family")
         low = np.empty(max(self.m, 1))
         cdef double[::1] lv = low
         with nogil:
             for j in range(nj):
-                if due[j] and self.m > k:
+                if n_due and due[j] and self.m > k:
                     self._prune(&rest[j, 0], k, &lv[0])
                 self._lookup_add(&post_doc[0], &post_tf[0], lo[j], hi[j], fam[j], qtf[j], idf[j])
 

@@ -202,10 +202,10 @@ class FormulaIndex:
         if self.kernel is not None and len(docs):
             # The kernel's galloping merge, one pass a tuple, in place of a binary search per formula
             # from the block's start: the same sums, in the same order.
+            # Every tuple in one call without the GIL (Task 1's re-scoring runs beside other signals).
             cands = self.kernel.Candidates(docs.astype(np.int32), ov)
-            for j in range(len(tuples.fam)):
-                cands.lookup_add(self.post_doc, self.post_tf, int(tuples.lo[j]), int(tuples.hi[j]), int(tuples.fam[j]),
-                                 float(tuples.qtf[j]), float(tuples.idf[j]))
+            cands.read_frequent(self.post_doc, self.post_tf, tuples.lo, tuples.hi, tuples.fam, tuples.qtf,
+                                tuples.idf, np.zeros(0, dtype=np.uint8), np.zeros((0, len(FAMILIES))), 0)
             return self._combine(docs, cands.result()[1], tuples, scoring, q)
         docs_as_block = docs.astype(self.post_doc.dtype)
         for j in range(len(tuples.fam)):
