@@ -127,6 +127,27 @@ def test_answer_formulae_are_every_formula_in_the_answer(index):
     assert index.answer_formulae(np.array([-5], dtype=np.int64))[1].size == 0  # not an answer: nothing
 
 
+def test_each_answers_best_formula_is_found_for_every_query_at_once(index, queries):
+    """``answers_best_formula_among_all`` (the answers' formulae found once, each answer's best by a
+    reduction) against the definition, a loop over each formula: the same answers, in the same
+    (ascending) order, and the same score bits, for each query formula."""
+    in_answer = np.flatnonzero(np.asarray(index.inst_answer))
+    answers = np.unique(np.asarray(index.inst_post)[in_answer])[::5]
+    scoring = SCORINGS[sorted(SCORINGS)[0]]
+    got = index.answers_best_formula_among_all(queries, scoring, answers)
+    assert len(got) == len(queries) and sum(len(g) for g in got) > 100
+    owners, docs = index.answer_formulae(answers)
+    for q, found in zip(queries, got, strict=True):
+        scores = index.score_docs(q, scoring, np.unique(docs))[np.searchsorted(np.unique(docs), docs)]
+        want: dict[int, float] = {}
+        for a, s in zip(owners.tolist(), scores.tolist(), strict=True):
+            if s > 0 and s > want.get(a, 0.0):
+                want[a] = s
+        assert list(found.items()) == list(want.items())
+        assert found == index.answers_best_formula_among(q, scoring, answers)
+    assert index.answers_best_formula_among_all(queries[:2], scoring, np.array([-5])) == [{}, {}]
+
+
 def test_rescoring_answers_equals_the_whole_index_search(sample_index):
     """Task 1's formula signal: an answer's score among candidates is its score in the search of
     the whole formula index (depth and limit unbounded), for every candidate answer."""

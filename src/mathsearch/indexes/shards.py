@@ -384,9 +384,13 @@ class ShardedFormulaIndex:
     def answers_best_formula_among(self, q, scoring, answers: np.ndarray) -> dict[int, float]:
         """Task 1 re-scoring (``ours``' formula signal): an answer and its formulae are in one
         shard, which scores them with the collection's idf; the shards' answers merged."""
-        found: dict[int, float] = {}
+        return self.answers_best_formula_among_all([q], scoring, answers)[0]
+
+    def answers_best_formula_among_all(self, qs, scoring, answers: np.ndarray) -> list[dict[int, float]]:
+        found: list[dict[int, float]] = [{} for _ in qs]
         for part in self.parts:
-            found.update(part.answers_best_formula_among(q, scoring, answers))
+            for mine, theirs in zip(found, part.answers_best_formula_among_all(qs, scoring, answers), strict=True):
+                mine.update(theirs)
         return found
 
     def best_instances(self, q, scoring, depth: int, limit: int, thread_boosts=None, boost: float = 0.0) -> Ranking:

@@ -74,8 +74,8 @@ class Rescorer:
         self.scored.update(fresh)
         candidates = np.asarray(fresh, dtype=np.int64)
         total, ix = self.total, self.ctx.formula
-        for q in self.queries:
-            for p, s in ix.answers_best_formula_among(q, self.scoring, candidates).items():
+        for best in ix.answers_best_formula_among_all(self.queries, self.scoring, candidates):
+            for p, s in best.items():  # summed in the query formulae's order
                 total[p] = total.get(p, 0.0) + s
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -163,16 +163,28 @@ class FormulaIndex:
     def answers_best_formula_among(self, q: QueryTokens, scoring: Scoring, answers: np.ndarray) -> dict[int, float]:
         """Task 1 re-scoring: ``{answer id: score}`` of the given answers that hold a formula sharing
         a tuple with the query, each scored (exactly, no postings budget) by its best formula."""
+        return self.answers_best_formula_among_all([q], scoring, answers)[0]
+
+    def answers_best_formula_among_all(self, qs: Sequence[QueryTokens], scoring: Scoring,
+                                       answers: np.ndarray) -> list[dict[int, float]]:
+        """:meth:`answers_best_formula_among` for each query of ``qs``, the answers' formulae found
+        once for all of them; each dict in ascending answer order (answers whose best score is 0 left out)."""
         owners, docs = self.answer_formulae(answers)
         if not len(docs):
-            return {}
+            return [{} for _ in qs]
         uniq, inverse = np.unique(docs, return_inverse=True)
-        scores = self.score_docs(q, scoring, uniq)[inverse]
-        best: dict[int, float] = {}
-        for a, s in zip(owners.tolist(), scores.tolist(), strict=True):
-            if s > 0 and s > best.get(a, 0.0):
-                best[a] = s
-        return best
+        out: list[dict[int, float]] = []
+        for q in qs:
+            scores = self.score_docs(q, scoring, uniq)[inverse]
+            hit = scores > 0
+            who, got = owners[hit], scores[hit]
+            if not len(who):
+                out.append({})
+                continue
+            # owners ascend, one run per answer: the best of each run (a max: any order gives its bits)
+            starts = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
+            out.append(dict(zip(who[starts].tolist(), np.maximum.reduceat(got, starts).tolist(), strict=True)))
+        return out
 
     def answer_formulae(self, answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(answer, visual formula)`` pairs of the formulae in ``answers`` (their comments included)."""
