@@ -120,3 +120,17 @@ def test_re_scoring_signal_without_candidates_waits_for_every_signal_before_it(d
     assert fused and fused == expected
     # none of its candidates ran, so it searched the whole index, after all five before it had finished
     assert seen_by_formula == ["answer", "questions", "linked", "dense", "dense_questions"]
+
+
+def test_the_signals_start_with_the_first_lexical_one_then_those_that_wait_for_the_vector():
+    """The order signals start in (their scores are read in file order whatever it is): the costliest
+    lexical signal first, the vector signals next (they only wait for the encoding), the rest last;
+    without both kinds, file order."""
+    from mathsearch.systems.ours import _run_order
+
+    named = [("dense", signals.DenseSignal()), ("answer", signals.Bm25Signal()), ("linked", signals.LinkedSignal()),
+             ("dense_questions", signals.DenseQuestionsSignal()), ("questions", signals.QuestionsSignal())]
+    assert [n for n, _ in _run_order(named)] == ["answer", "dense", "dense_questions", "linked", "questions"]
+    lexical = [ns for ns in named if ns[0] in ("answer", "linked", "questions")]
+    assert _run_order(lexical) == lexical
+    assert _run_order(named[:1]) == named[:1] and _run_order([]) == []
