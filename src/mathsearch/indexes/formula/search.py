@@ -421,7 +421,8 @@ class FormulaIndex:
             rests = np.empty((len(frequent), len(FAMILIES)))
             slack = np.inf
             for at, jf in enumerate(frequent.tolist()):
-                if k is not None and self._prune_now(k + 1, k, rest.sum(), slack):  # as in _search
+                # as in _search, as if more than k were left (the kernel skips a pruning when not)
+                if k is not None and self._prune_now(k + 1, k, rest.sum(), slack):
                     slack = rest.sum()
                     due[at] = 1
                 rests[at] = rest
