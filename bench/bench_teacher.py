@@ -2,6 +2,7 @@
 an index's build embeds, at each word-piece length, in one run.
 
     python bench/bench_teacher.py --index IDX [--posts 512] [--tokens 256,128] [--rounds 2]
+    python bench/bench_teacher.py --index IDX --tokens 256 --batches 64/64,4/256   # how MiniLM batches
 
 IDX: any index with a store (``--store-only`` will do).  The posts are the first ``--posts`` of
 those :func:`~mathsearch.building.dense_plan.teacher_positions` chooses with the recipe's seed and
@@ -9,7 +10,9 @@ budget (``TrainConfig``), the passages the teacher reads; each length encodes th
 thread as the teacher does beside the lexical steps, lengths alternating for ``--rounds`` rounds so
 that a machine that speeds up or slows down during the run does not favour one.  Printed: per length
 the median posts per CPU second (this process's CPU time), the ratio to the first length, and the
-projected CPU seconds for the plan's whole teacher.  Quality is another script's:
+projected CPU seconds for the plan's whole teacher.  ``--batches B/W,...``: MiniLM's batch and
+window (``MiniLMEncoder``: passages sorted by length within each window of W, batches of B; 64/64 is
+batches of 64 as read, the way before 2026-11-30), each row a length and a batching.  Quality is another script's:
 ``bench/tune_student.py --candidates packaged,bench/candidates/student/s4-teacher-128.toml``.
 """
 
@@ -37,14 +40,29 @@ def lengths(text: str) -> list[int]:
     return out
 
 
+def batchings(text: str) -> list[tuple[int, int] | None]:
+    """``[(batch, window), ...]`` of ``--batches`` (``[None]``: the encoder's own)."""
+    if not text.strip():
+        return [None]
+    try:
+        out = [tuple(int(x) for x in part.split("/")) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InputError(f"--batches {text!r}: give batch/window pairs separated by commas, e.g. 64/64,4/256") from None
+    if not out or any(len(p) != 2 or not 1 <= p[0] <= p[1] for p in out):
+        raise InputError(f"--batches {text!r}: each pair batch/window with 1 <= batch <= window")
+    return [(p[0], p[1]) for p in out]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--posts", type=int, default=512, help="of the teacher's posts, this many timed")
     ap.add_argument("--tokens", default="256,128", help="word pieces a post, the first the reference")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--batches", default="", help="MiniLM's batch/window pairs to compare, e.g. 64/64,4/256")
     args = ap.parse_args(argv)
     tokens = lengths(args.tokens)
+    plans = batchings(args.batches)
     if args.posts < 16 or args.rounds < 1:
         raise InputError("--posts must be at least 16 and --rounds at least 1")
     import torch
@@ -56,25 +74,37 @@ def main(argv: list[str] | None = None) -> int:
     chosen = teacher_positions(len(ids), min(len(ids), TEACHER_POSTS), recipe.seed)
     timed = [texts[k] for k in chosen[: args.posts].tolist()]
     del ids, texts
-    encoders = {n: teacher_encoder(n) for n in tokens}
+    encoders = {}
+    for n in tokens:
+        for plan in plans:
+            model = teacher_encoder(n)
+            if plan is not None:
+                model.batch, model.window = plan
+            encoders[(n, plan)] = model
     for model in encoders.values():
         model.encode(timed[:16], stage="warm-up")
-    rates: dict[int, list[float]] = {n: [] for n in tokens}
+    keys = list(encoders)
+    rates: dict = {k: [] for k in keys}
     for r in range(args.rounds):
-        for n in tokens if r % 2 == 0 else tokens[::-1]:
+        for key in keys if r % 2 == 0 else keys[::-1]:
             started = time.process_time()
-            encoders[n].encode(timed, stage="teacher")
-            rates[n].append(len(timed) / (time.process_time() - started))
-            print(f"  round {r + 1}, {n} word pieces: {rates[n][-1]:.2f} posts per CPU s", file=sys.stderr, flush=True)
+            encoders[key].encode(timed, stage="teacher")
+            rates[key].append(len(timed) / (time.process_time() - started))
+            print(f"  round {r + 1}, {label(key)}: {rates[key][-1]:.2f} posts per CPU s", file=sys.stderr, flush=True)
     teacher = len(chosen)
     print(f"{len(timed):,} of the teacher's {teacher:,} posts of {args.index}, one thread, {args.rounds} rounds\n")
-    print(f"| word pieces a post | posts per CPU s (median) | against {tokens[0]} | the whole teacher, CPU s |")
+    print(f"| teacher | posts per CPU s (median) | against {label(keys[0])} | the whole teacher, CPU s |")
     print("|---|---|---|---|")
-    first = statistics.median(rates[tokens[0]])
-    for n in tokens:
-        rate = statistics.median(rates[n])
-        print(f"| {n} | {rate:.2f} | {rate / first:.2f}x | {teacher / rate:,.0f} |")
+    first = statistics.median(rates[keys[0]])
+    for key in keys:
+        rate = statistics.median(rates[key])
+        print(f"| {label(key)} | {rate:.2f} | {rate / first:.2f}x | {teacher / rate:,.0f} |")
     return 0
+
+
+def label(key) -> str:
+    n, plan = key
+    return f"{n} word pieces" + (f", batches of {plan[0]} in windows of {plan[1]}" if plan else "")
 
 
 if __name__ == "__main__":

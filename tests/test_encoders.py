@@ -392,6 +392,26 @@ def test_minilm_cut_to_its_first_word_pieces_says_so():
             MiniLMEncoder(max_tokens=wrong)
 
 
+def test_minilm_sorts_passages_by_length_in_its_window_and_gives_the_same_vectors():
+    """Windows of passages sorted by length, short batches (the default): each passage's vector
+    is the one batches of 64 as read give (to float rounding: only the padding differs), in the
+    order given; the sample's posts, short and long mixed; and a window shorter than the batch refused."""
+    from mathsearch.encoders.builtin import MiniLMEncoder
+
+    from itertools import islice
+
+    from mathsearch.indexes.dense import passage
+
+    texts = [passage(p.title, p.body) for p in islice(iter_posts(COLLECTION / "Posts.V1.3.xml"), 70)]
+    new, old = MiniLMEncoder(window=32), MiniLMEncoder(batch=64, window=64)
+    got, want = new.encode(texts), old.encode(texts)
+    assert got.shape == want.shape == (70, 384)
+    assert float((got * want).sum(1).min()) > 0.99999
+    assert len({len(t) for t in texts}) > 30  # lengths differ, so the sorting had work to do
+    with pytest.raises(InputError, match="window"):
+        MiniLMEncoder(batch=8, window=4)
+
+
 def test_a_static_encoders_word_pieces_are_the_tokenizers_own(tiny):
     """token_ids reads the tokenizer's fast batch call (no offsets): the same word pieces as its
     full call on every post of the sample, with the encoder's own LaTeX tokens and cut."""

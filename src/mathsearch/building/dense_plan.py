@@ -45,7 +45,7 @@ DEFAULT_BUDGET_MINUTES = 60.0
 # a post), and more teacher posts helped only slowly (docs/log/dense-encoders.md).
 TEACHER_POSTS = 20_000
 PROBE_POSTS = 128  # timed after a warm-up batch of 16
-# The teacher's chunks (a multiple of MiniLM's batch of 64): ~20 s each on one thread, so that the
+# The teacher's chunks (MiniLM's window of 256, sorted by length within it): ~20 s each on one thread, so that the
 # head start stops within that of the store's end.
 TEACHER_CHUNK = 256
 # MiniLM posts per second that no CPU measured here comes near (12-15 on two cores): a collection
