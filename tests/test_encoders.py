@@ -396,10 +396,9 @@ def test_minilm_sorts_passages_by_length_in_its_window_and_gives_the_same_vector
     """Windows of passages sorted by length, short batches (the default): each passage's vector
     is the one batches of 64 as read give (to float rounding: only the padding differs), in the
     order given; the sample's posts, short and long mixed; and a window shorter than the batch refused."""
-    from mathsearch.encoders.builtin import MiniLMEncoder
-
     from itertools import islice
 
+    from mathsearch.encoders.builtin import MiniLMEncoder
     from mathsearch.indexes.dense import passage
 
     texts = [passage(p.title, p.body) for p in islice(iter_posts(COLLECTION / "Posts.V1.3.xml"), 70)]
