@@ -148,6 +148,8 @@ class CompuBertEncoder(MiniLMEncoder):
         self.model = SentenceTransformer(str(self.folder / MODEL_DIR), device="cpu")
         self.max_chars = int(self._info.get("config", {}).get("max_chars", 1200))
         self.batch = batch
+        self.window = batch  # batches as read, as its figures were measured (MiniLM's own sort by length:
+        # MiniLMEncoder.window)
 
     @classmethod
     def load(cls, folder: str | Path) -> CompuBertEncoder:
