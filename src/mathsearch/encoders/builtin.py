@@ -53,7 +53,7 @@ class MiniLMEncoder:
     dim = 384
     max_chars = MAX_CHARS
 
-    def __init__(self, batch: int = 4, max_tokens: int | None = None, device: str = "cpu", window: int = 256):
+    def __init__(self, batch: int | None = None, max_tokens: int | None = None, device: str = "cpu", window: int = 256):
         """``max_tokens``: read only each passage's first N word pieces (MiniLM's own limit is 256), a
         faster, weaker encoder measured by ``bench/bench_encoders.py --minilm-lengths``.  ``device``:
         cpu or cuda (the builds choose with :func:`mathsearch.encoders.device.choose_device`).
@@ -63,6 +63,8 @@ class MiniLMEncoder:
         on one CPU thread windows of 256 in batches of 4 encode 1.46x the posts per CPU second (batches
         of 1: 1.52x, but 0.89x of 4 on two threads), the vectors equal to float rounding (cosine
         >= 0.9999998; docs/log/compiled.md, sixteenth step).  ``batch=64, window=64``: the old way."""
+        # Short batches suit a CPU thread; a GPU wants wide ones (the window's sort still saves padding).
+        batch = batch if batch is not None else (4 if device == "cpu" else 64)
         if batch < 1 or window < batch:
             raise InputError(f"MiniLM's batch must be at least 1 and its window at least the batch ({batch}, {window}).")
         self.device = device
