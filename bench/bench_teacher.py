@@ -3,6 +3,7 @@ an index's build embeds, at each word-piece length, in one run.
 
     python bench/bench_teacher.py --index IDX [--posts 512] [--tokens 256,128] [--rounds 2]
     python bench/bench_teacher.py --index IDX --tokens 256 --batches 64/64,4/256   # how MiniLM batches
+    python bench/bench_teacher.py --index IDX --tokens 256 --precisions float32,bfloat16   # its arithmetic
 
 IDX: any index with a store (``--store-only`` will do).  The posts are the first ``--posts`` of
 those :func:`~mathsearch.building.dense_plan.teacher_positions` chooses with the recipe's seed and
@@ -12,7 +13,10 @@ that a machine that speeds up or slows down during the run does not favour one. 
 the median posts per CPU second (this process's CPU time), the ratio to the first length, and the
 projected CPU seconds for the plan's whole teacher.  ``--batches B/W,...``: MiniLM's batch and
 window (``MiniLMEncoder``: passages sorted by length within each window of W, batches of B; 64/64 is
-batches of 64 as read, the way before 2026-11-30), each row a length and a batching.  Quality is another script's:
+batches of 64 as read, the way before 2026-11-30), each row a length and a batching.  ``--precisions``:
+MiniLM's arithmetic (``float32``, ``bfloat16``, ``auto``: the teacher's own, bfloat16 where the CPU
+multiplies it natively); the rows then give each one's smallest cosine to the first's vectors, which
+must be float32 for that column.  Quality is another script's:
 ``bench/tune_student.py --candidates packaged,bench/candidates/student/s4-teacher-128.toml``.
 """
 
@@ -25,7 +29,14 @@ import time
 from pathlib import Path
 
 from mathsearch.building.dense_plan import TEACHER_POSTS, teacher_positions
-from mathsearch.building.train import TEACHER_MAX_TOKENS, TrainConfig, posts_of, teacher_encoder
+from mathsearch.building.train import (
+    TEACHER_MAX_TOKENS,
+    TEACHER_PRECISION,
+    TrainConfig,
+    posts_of,
+    teacher_encoder,
+)
+from mathsearch.encoders.builtin import PRECISIONS, resolve_precision
 from mathsearch.errors import InputError
 from mathsearch.store import Store
 
@@ -53,6 +64,13 @@ def batchings(text: str) -> list[tuple[int, int] | None]:
     return [(p[0], p[1]) for p in out]
 
 
+def precisions(text: str) -> list[str]:
+    out = [p.strip() for p in text.split(",") if p.strip()]
+    if not out or any(p not in PRECISIONS for p in out):
+        raise InputError(f"--precisions {text!r}: give some of {', '.join(PRECISIONS)} separated by commas")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path, required=True)
@@ -60,9 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tokens", default="256,128", help="word pieces a post, the first the reference")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--batches", default="", help="MiniLM's batch/window pairs to compare, e.g. 64/64,4/256")
+    ap.add_argument("--precisions", default=TEACHER_PRECISION, help="MiniLM's arithmetic to compare, e.g. float32,bfloat16")
     args = ap.parse_args(argv)
     tokens = lengths(args.tokens)
     plans = batchings(args.batches)
+    arithmetic = precisions(args.precisions)
     if args.posts < 16 or args.rounds < 1:
         raise InputError("--posts must be at least 16 and --rounds at least 1")
     import torch
@@ -77,34 +97,43 @@ def main(argv: list[str] | None = None) -> int:
     encoders = {}
     for n in tokens:
         for plan in plans:
-            model = teacher_encoder(n)
-            if plan is not None:
-                model.batch, model.window = plan
-            encoders[(n, plan)] = model
+            for precision in arithmetic:
+                model = teacher_encoder(n, precision=precision)
+                if plan is not None:
+                    model.batch, model.window = plan
+                encoders[(n, plan, precision)] = model
     for model in encoders.values():
         model.encode(timed[:16], stage="warm-up")
     keys = list(encoders)
     rates: dict = {k: [] for k in keys}
+    vectors: dict = {}
     for r in range(args.rounds):
         for key in keys if r % 2 == 0 else keys[::-1]:
             started = time.process_time()
-            encoders[key].encode(timed, stage="teacher")
+            vectors[key] = encoders[key].encode(timed, stage="teacher")
             rates[key].append(len(timed) / (time.process_time() - started))
             print(f"  round {r + 1}, {label(key)}: {rates[key][-1]:.2f} posts per CPU s", file=sys.stderr, flush=True)
     teacher = len(chosen)
     print(f"{len(timed):,} of the teacher's {teacher:,} posts of {args.index}, one thread, {args.rounds} rounds\n")
-    print(f"| teacher | posts per CPU s (median) | against {label(keys[0])} | the whole teacher, CPU s |")
-    print("|---|---|---|---|")
+    print(f"| teacher | posts per CPU s (median) | against {label(keys[0])} | the whole teacher, CPU s | smallest cosine to the first |")
+    print("|---|---|---|---|---|")
     first = statistics.median(rates[keys[0]])
     for key in keys:
         rate = statistics.median(rates[key])
-        print(f"| {label(key)} | {rate:.2f} | {rate / first:.2f}x | {teacher / rate:,.0f} |")
+        cosine = float((vectors[key] * vectors[keys[0]]).sum(axis=1).min())  # both unit length
+        print(f"| {label(key)} | {rate:.2f} | {rate / first:.2f}x | {teacher / rate:,.0f} | {cosine:.6f} |")
     return 0
 
 
 def label(key) -> str:
-    n, plan = key
-    return f"{n} word pieces" + (f", batches of {plan[0]} in windows of {plan[1]}" if plan else "")
+    n, plan, precision = key
+    return (f"{n} word pieces" + (f", batches of {plan[0]} in windows of {plan[1]}" if plan else "")
+            + f", {precision_label(precision)}")
+
+
+def precision_label(precision: str) -> str:
+    resolved = resolve_precision(precision)
+    return resolved if resolved == precision else f"{precision} ({resolved})"
 
 
 if __name__ == "__main__":

@@ -115,7 +115,8 @@ def teacher_for(index: Path, root: Path, tokens: int) -> Path:
     """The folder whose MiniLM vectors teach a recipe whose teacher reads ``tokens`` word pieces a
     post: ``index`` itself at 256 (MiniLM's own), else ``root/teacher-N``: every post of ``index``
     embedded at N by the dense plan's own teacher (:func:`embed_teacher`, chunk by chunk, so a
-    stopped run resumes; its manifest written last; 6-9 min on this machine)."""
+    stopped run resumes; its manifest written last; 6-9 min on this machine), in float32 as the
+    index's own vectors, so that recipes differ by what they name alone."""
     if tokens == TEACHER_MAX_TOKENS:
         return index
     folder = root / f"teacher-{tokens}"
@@ -123,7 +124,8 @@ def teacher_for(index: Path, root: Path, tokens: int) -> Path:
         return folder
     print(f"the teacher at {tokens} word pieces: every post of {index} into {folder}", file=sys.stderr, flush=True)
     with Store.open(index) as store:  # a budget of every post: no seeded choice
-        embed_teacher(store, folder, folder / "chunks", store.post_count(), TrainConfig().seed, "cpu", tokens=tokens)
+        embed_teacher(store, folder, folder / "chunks", store.post_count(), TrainConfig().seed, "cpu", tokens=tokens,
+                      precision="float32")
     return folder
 
 

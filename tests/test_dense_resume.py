@@ -462,9 +462,9 @@ def test_a_teacher_of_fewer_word_pieces_keeps_its_own_chunks_and_must_match_the_
 
     resume = tmp_path / "resume"
     with Store.open(sample_index) as store:
-        short = dense_plan.embed_teacher(store, resume / "short", resume, 24, 13, "cpu", tokens=16)
-        whole = dense_plan.embed_teacher(store, resume / "whole", resume, 24, 13, "cpu")
-        again = dense_plan.embed_teacher(store, resume / "again", resume, 24, 13, "cpu", tokens=16)
+        short = dense_plan.embed_teacher(store, resume / "short", resume, 24, 13, "cpu", tokens=16, precision="float32")
+        whole = dense_plan.embed_teacher(store, resume / "whole", resume, 24, 13, "cpu", precision="float32")
+        again = dense_plan.embed_teacher(store, resume / "again", resume, 24, 13, "cpu", tokens=16, precision="float32")
         ids, texts, _ = posts_of(store)
     assert short["teacher_encoded_posts"] == whole["teacher_encoded_posts"] == 24  # nothing of the other length read back
     assert again["teacher_resumed_posts"] == 24 and again["teacher_encoded_posts"] == 0
@@ -488,6 +488,30 @@ def test_a_teacher_of_fewer_word_pieces_keeps_its_own_chunks_and_must_match_the_
         info = train(store, tmp_path / "student", "s", TrainConfig(epochs=1, base="random", teacher_tokens=16),
                      teacher_index=resume / "short")
     assert info["config"]["teacher_tokens"] == 16 and info["trained_on"]["teacher_posts"] == 24
+
+
+def test_a_teacher_in_bfloat16_keeps_its_own_chunks_and_says_so(sample_index, tmp_path):
+    """The teacher's precision: chunks made in bfloat16 are named for it (a build resumed in float32,
+    on another machine, embeds afresh and never mixes the two), its manifest says it, and its
+    vectors are float32's to cosine 0.999 while not equal to them (the arithmetic did change)."""
+    from mathsearch.building import dense_plan
+    from mathsearch.store import Store
+
+    resume = tmp_path / "resume"
+    with Store.open(sample_index) as store:
+        half = dense_plan.embed_teacher(store, resume / "half", resume, 24, 13, "cpu", precision="bfloat16")
+        full = dense_plan.embed_teacher(store, resume / "full", resume, 24, 13, "cpu", precision="float32")
+        again = dense_plan.embed_teacher(store, resume / "again", resume, 24, 13, "cpu", precision="bfloat16")
+    assert half["teacher_encoded_posts"] == full["teacher_encoded_posts"] == 24
+    assert again["teacher_resumed_posts"] == 24 and again["teacher_encoded_posts"] == 0
+    assert (half["teacher_precision"], full["teacher_precision"]) == ("bfloat16", "float32")
+    assert json.loads((resume / "half" / "dense" / "manifest.json").read_text())["encoder"]["config"] == {"precision": "bfloat16"}
+    assert "config" not in json.loads((resume / "full" / "dense" / "manifest.json").read_text())["encoder"]
+    for part in ("questions", "answers"):
+        a = np.load(resume / "half" / "dense" / f"{part}.npy").astype(np.float32)
+        b = np.load(resume / "full" / "dense" / f"{part}.npy").astype(np.float32)
+        assert a.shape == b.shape and len(a) > 0
+        assert float((a * b).sum(axis=1).min()) > 0.999 and not np.array_equal(a, b), part
 
 
 def test_the_teachers_head_start_is_read_back_by_the_dense_step(sample_index, tmp_path, monkeypatch):

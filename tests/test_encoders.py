@@ -411,6 +411,48 @@ def test_minilm_sorts_passages_by_length_in_its_window_and_gives_the_same_vector
         MiniLMEncoder(batch=8, window=4)
 
 
+def test_minilm_in_bfloat16_is_close_to_float32_and_auto_follows_the_cpu(monkeypatch):
+    """``precision``: bfloat16 (torch's autocast) gives unit vectors within cosine 0.999 of
+    float32's and not equal to them (the arithmetic did change), and says so in its info, for the
+    posts' encoder and the queries' alike; auto is bfloat16 where the CPU multiplies it natively
+    (the kernel's own flags say whether it does), float32 elsewhere and on a GPU; others refused."""
+    from itertools import islice
+    from pathlib import Path
+
+    from mathsearch.encoders import builtin
+    from mathsearch.indexes.dense import passage
+
+    texts = [passage(p.title, p.body) for p in islice(iter_posts(COLLECTION / "Posts.V1.3.xml"), 12)]
+    f32, b16 = builtin.MiniLMEncoder(), builtin.MiniLMEncoder(precision="bfloat16")
+    a, b = f32.encode(texts), b16.encode(texts)
+    assert a.dtype == b.dtype == np.float32 and a.shape == b.shape == (12, 384)
+    assert float((a * b).sum(1).min()) > 0.999 and not np.array_equal(a, b)
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    assert "precision" not in f32.info()["config"] and b16.info()["config"]["precision"] == "bfloat16"
+    q32, q16 = builtin.MiniLMQueryEncoder(precision="float32"), builtin.MiniLMQueryEncoder(precision="bfloat16")
+    for text, post in zip(texts[:4], a[:4], strict=True):
+        x, y = q32.encode_one(text), q16.encode_one(text)
+        assert abs(x - post).max() < 1e-6 and float(x @ y) > 0.999 and not np.array_equal(x, y)
+    flags = Path("/proc/cpuinfo").read_text().split()
+    assert builtin.native_bf16() == ("avx512_bf16" in flags or "amx_bf16" in flags)
+    monkeypatch.delenv(builtin.PRECISION_ENV, raising=False)
+    monkeypatch.setattr(builtin, "native_bf16", lambda: True)
+    assert builtin.resolve_precision("auto") == "bfloat16" and builtin.resolve_precision("auto", "cuda") == "float32"
+    monkeypatch.setenv(builtin.PRECISION_ENV, "float32")  # the same figures on every CPU
+    assert builtin.resolve_precision("auto") == "float32" and builtin.resolve_precision("bfloat16") == "bfloat16"
+    monkeypatch.setattr(builtin, "native_bf16", lambda: False)
+    monkeypatch.setenv(builtin.PRECISION_ENV, "bfloat16")
+    assert builtin.resolve_precision("auto") == "bfloat16"
+    monkeypatch.delenv(builtin.PRECISION_ENV)
+    assert builtin.resolve_precision("auto") == "float32" and builtin.resolve_precision("bfloat16") == "bfloat16"
+    for wrong in ("float16", "", "BF16"):
+        with pytest.raises(InputError, match="precision"):
+            builtin.MiniLMEncoder(precision=wrong)
+    monkeypatch.setenv(builtin.PRECISION_ENV, "half")
+    with pytest.raises(InputError, match="MATHSEARCH_PRECISION='half'"):
+        builtin.MiniLMQueryEncoder()
+
+
 def test_a_static_encoders_word_pieces_are_the_tokenizers_own(tiny):
     """token_ids reads the tokenizer's fast batch call (no offsets): the same word pieces as its
     full call on every post of the sample, with the encoder's own LaTeX tokens and cut."""

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..indexes.dense_chunks import ChunkedEmbedding, mark, say
-from .train import TEACHER_MAX_TOKENS
+from .train import TEACHER_MAX_TOKENS, TEACHER_PRECISION
 
 PLANS = ("auto", "minilm", "student")
 DEFAULT_BUDGET_MINUTES = 60.0
@@ -246,22 +246,26 @@ class PacedEncoder:
 
 def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed: int, device: str,
                   progress=None, building: Path | None = None, beside: tuple[str, ...] = (),
-                  stop=None, tokens: int = TEACHER_MAX_TOKENS) -> dict[str, Any]:
+                  stop=None, tokens: int = TEACHER_MAX_TOKENS, precision: str = TEACHER_PRECISION) -> dict[str, Any]:
     """MiniLM's vectors of the teacher's posts (each post's first ``tokens`` word pieces), written as
     a dense index under ``folder`` (what ``train(teacher_index=...)`` reads), chunk by chunk into
     ``resume`` (chunks of another length are never mixed in: their name says it).  ``beside``: the steps of
     ``building`` that run at the same time (MiniLM keeps to one thread until they are done).
     ``stop()`` (the head start's): asked before each chunk, on one thread; once true, nothing more
-    is embedded and no index is written (``teacher_stopped``), the chunks made stay in ``resume``."""
+    is embedded and no index is written (``teacher_stopped``), the chunks made stay in ``resume``.
+    ``precision``: MiniLM's arithmetic (:data:`~mathsearch.building.train.TEACHER_PRECISION`)."""
     from ..indexes.dense import DENSE_DIR
     from .train import teacher_encoder
 
     n_questions = store.post_count((1,))
     chosen = teacher_positions(store.post_count(), positions_budget, seed)
     chosen_posts = passages_at(store, chosen)
-    model = PacedEncoder(teacher_encoder(tokens, device), building, beside, one_thread=stop is not None)
-    # 256 word pieces keeps the name that chunks had before the length was a setting
-    stem = "teacher-minilm-v1" if tokens == TEACHER_MAX_TOKENS else f"teacher-minilm{tokens}-v1"
+    teacher = teacher_encoder(tokens, device, precision)
+    model = PacedEncoder(teacher, building, beside, one_thread=stop is not None)
+    # 256 word pieces in float32 keep the name that chunks had before the length and the precision
+    # were settings; chunks of another precision are never mixed in either
+    stem = ("teacher-minilm" + (f"{tokens}" if tokens != TEACHER_MAX_TOKENS else "")
+            + ("-bf16" if teacher.precision == "bfloat16" else "") + "-v1")
     counts = {"resumed": 0, "encoded": 0}
     made = []
     try:
@@ -283,12 +287,14 @@ def embed_teacher(store, folder: Path, resume: Path, positions_budget: int, seed
     for part, key, got, vectors in made:
         np.save(root / f"{part}.npy", vectors)
         np.save(root / f"{key}.npy", np.asarray(got, dtype=np.int64))
-    encoder = {"name": "minilm", "kind": "minilm", "version": 1}
-    if tokens != TEACHER_MAX_TOKENS:  # what train() checks against the recipe's teacher_tokens
-        encoder["config"] = {"max_tokens": tokens}
+    encoder: dict[str, Any] = {"name": "minilm", "kind": "minilm", "version": 1}
+    config = {k: v for k, v in teacher.info()["config"].items() if k in ("max_tokens", "precision")}
+    if config:  # max_tokens: what train() checks against the recipe's teacher_tokens
+        encoder["config"] = config
     (root / "manifest.json").write_text(json.dumps({"encoder": encoder, "teacher_posts": len(chosen)}))
     return {"teacher_posts": len(chosen), "teacher_resumed_posts": counts["resumed"],
             "teacher_encoded_posts": counts["encoded"], "teacher_device": model.device,
+            "teacher_precision": teacher.precision,
             "teacher_one_thread_posts": model.one_thread_posts, "dense_beside": list(beside)}
 
 

@@ -40,6 +40,10 @@ from ..errors import InputError
 LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 VERSION = 1
 TEACHER_MAX_TOKENS = 256  # MiniLM's own limit: its word pieces past it are never read
+# The teacher's arithmetic: bfloat16 where the CPU multiplies it natively (1.7x the posts per CPU
+# second, vectors at cosine >= 0.9999 to float32), else float32.  A cost, not a recipe: students
+# trained on either were a tie on the pooled topics (docs/log/compiled.md, seventeenth step).
+TEACHER_PRECISION = "auto"
 # the question side of the contrastive term: the student's own bag, MiniLM's vector (as topics are
 # encoded at query time; only questions the teacher embedded), or MiniLM's where it has one, else the student's
 ANCHORS = ("student", "teacher", "mixed")
@@ -204,11 +208,12 @@ def teacher_tokens_of(encoder_info: dict) -> int:
     return int((encoder_info.get("config") or {}).get("max_tokens") or TEACHER_MAX_TOKENS)
 
 
-def teacher_encoder(tokens: int = TEACHER_MAX_TOKENS, device: str = "cpu"):
-    """MiniLM as the teacher: reading each post's first ``tokens`` word pieces (all it can at 256)."""
+def teacher_encoder(tokens: int = TEACHER_MAX_TOKENS, device: str = "cpu", precision: str = TEACHER_PRECISION):
+    """MiniLM as the teacher: reading each post's first ``tokens`` word pieces (all it can at 256),
+    in ``precision`` (:data:`~mathsearch.encoders.builtin.PRECISIONS`)."""
     from ..encoders.builtin import MiniLMEncoder
 
-    return MiniLMEncoder(device=device, max_tokens=None if tokens == TEACHER_MAX_TOKENS else tokens)
+    return MiniLMEncoder(device=device, max_tokens=None if tokens == TEACHER_MAX_TOKENS else tokens, precision=precision)
 
 
 def teacher_vectors(ids: list[int], texts: list[str], teacher_index: Path | None, budget: int,

