@@ -109,7 +109,8 @@ def test_index_may_record_minilm_as_its_query_encoder(tiny, tmp_path):
     assert manifest["encoder"]["name"] == "tiny" and manifest["query_encoder"]["name"] == "minilm"
     dense = DenseIndex.open(index)
     text = "Are there infinitely many primes?"
-    assert np.allclose(dense.encode(text), load_encoder("minilm").encode([text])[0], atol=1e-5)
+    # MiniLM's vector (the topics' encoder runs auto: bfloat16 where the CPU has it, cosine >= 0.9999)
+    assert float(dense.encode(text) @ load_encoder("minilm").encode([text])[0]) > 0.999
     assert not np.allclose(dense.encode(text), StaticEncoder.load(folder).encode([text])[0], atol=1e-2)
 
 

@@ -150,6 +150,7 @@ class CompuBertEncoder(MiniLMEncoder):
         self.batch = batch
         self.window = batch  # batches as read, as its figures were measured (MiniLM's own sort by length:
         # MiniLMEncoder.window)
+        self.device, self.precision = "cpu", "float32"  # float32 too, as they were measured
 
     @classmethod
     def load(cls, folder: str | Path) -> CompuBertEncoder:
