@@ -103,7 +103,7 @@ class MiniLMEncoder:
     max_chars = MAX_CHARS
 
     def __init__(self, batch: int | None = None, max_tokens: int | None = None, device: str = "cpu", window: int = 256,
-                 precision: str = "float32"):
+                 precision: str = "float32", model=None):
         """``max_tokens``: read only each passage's first N word pieces (MiniLM's own limit is 256), a
         faster, weaker encoder measured by ``bench/bench_encoders.py --minilm-lengths``.  ``device``:
         cpu or cuda (the builds choose with :func:`mathsearch.encoders.device.choose_device`).
@@ -115,14 +115,15 @@ class MiniLMEncoder:
         >= 0.9999998; docs/log/compiled.md, sixteenth step).  ``batch=64, window=64``: the old way.
         ``precision`` (:data:`PRECISIONS`): float32 for an index's vectors; the student plan's
         teacher asks for auto (bfloat16 where the CPU has it: cosine >= 0.9999 to float32, 1.7x the
-        posts per CPU second; docs/log/compiled.md, seventeenth step)."""
+        posts per CPU second; docs/log/compiled.md, seventeenth step).  ``model``: a loaded
+        sentence-transformers model in MiniLM's place (a fine-tuned one: CompuBERT)."""
         # Short batches suit a CPU thread; a GPU wants wide ones (the window's sort still saves padding).
         batch = batch if batch is not None else (4 if device == "cpu" else 64)
         if batch < 1 or window < batch:
             raise InputError(f"MiniLM's batch must be at least 1 and its window at least the batch ({batch}, {window}).")
         self.device = device
         self.precision = resolve_precision(precision, device)
-        self.model = load_minilm(device)
+        self.model = model if model is not None else load_minilm(device)
         self.batch = batch
         self.window = window
         self.max_tokens = max_tokens

@@ -145,12 +145,11 @@ class CompuBertEncoder(MiniLMEncoder):
         self._info = json.loads((self.folder / "encoder.json").read_text(encoding="utf-8"))
         self.name = str(self._info.get("name", KIND))
         self.dim = int(self._info.get("dim", 384))
-        self.model = SentenceTransformer(str(self.folder / MODEL_DIR), device="cpu")
+        # MiniLMEncoder's own set-up on the fine-tuned model: batches as read and float32, as its
+        # figures were measured (MiniLMEncoder.window, .precision)
+        super().__init__(batch=batch, window=batch, precision="float32",
+                         model=SentenceTransformer(str(self.folder / MODEL_DIR), device="cpu"))
         self.max_chars = int(self._info.get("config", {}).get("max_chars", 1200))
-        self.batch = batch
-        self.window = batch  # batches as read, as its figures were measured (MiniLM's own sort by length:
-        # MiniLMEncoder.window)
-        self.device, self.precision = "cpu", "float32"  # float32 too, as they were measured
 
     @classmethod
     def load(cls, folder: str | Path) -> CompuBertEncoder:
