@@ -124,6 +124,12 @@ def test_search_and_run_on_the_sharded_index_match_the_single_one(built, tmp_pat
     a, b = (ctx.text.search_answers(q.bags, clauses, 20, max_terms=3) for ctx in (a_ctx, b_ctx))
     assert len(a) == len(b) > 0 and len(a.keys() & b.keys()) >= 0.7 * len(a)
     assert a != a_ctx.text.search_answers(q.bags, clauses, 20)
+    # max_df by the collection's shares too: the shards drop the terms the single index drops
+    math = [Clause("math", "body_math"), Clause("words", "body")]
+    q2 = SearchQuery("q", "sum of a series", "show that $x + 1 = (x - 1) + 2$ for every $x$", ())
+    a, b = (ctx.text.search_answers(q2.bags, math, 20, max_df={"body_math": 0.3}) for ctx in (a_ctx, b_ctx))
+    assert len(a) == len(b) > 0 and len(a.keys() & b.keys()) >= 0.7 * len(a)
+    assert a != a_ctx.text.search_answers(q2.bags, math, 20) and b != b_ctx.text.search_answers(q2.bags, math, 20)
     # some answers scored alone (an own-answer topic's): the sharded index's own search gives them those scores
     whole = b_ctx.text.search_answers(q.bags, clauses, 10_000)
     some = sorted(whole)[::5][:30]

@@ -176,6 +176,27 @@ def test_max_terms_keeps_the_terms_that_can_add_most(sample_text):
         assert got != sample_text.search_answers(bags, CLAUSES, 50) or len(matching) <= 8
 
 
+def test_max_df_leaves_out_the_commonest_terms_of_a_field(sample_text):
+    searcher, n = sample_text._a_searcher, sample_text.num_answers
+    left_out = 0
+    for topic in read_topics(TOPICS / "task1-2021.xml")[:20]:
+        bags = QueryBags.of_topic(topic)
+        terms = query_terms(bags, CLAUSES)
+        matching = [t for t in terms if searcher.doc_freq(t[0], t[1]) > 0]
+        kept = select_terms(terms, searcher.doc_freq, n, 0, {"q_math": 0.5})
+        # only q_math's terms in more than half the answers go; the rest keep the query's order
+        assert kept == [t for t in matching if t[0] != "q_math" or searcher.doc_freq(t[0], t[1]) <= n / 2]
+        left_out += len(matching) - len(kept)
+        got = sample_text.search_answers(bags, CLAUSES, 50, max_df={"q_math": 0.5})
+        subs = [(tantivy.Occur.Should, tantivy.Query.boost_query(
+            tantivy.Query.term_query(sample_text.answers.schema, f, t, index_option="freq"), b)) for f, t, b in kept]
+        hits = searcher.search(tantivy.Query.boolean_query(subs), limit=50, count=False).hits
+        assert list(got) == [int(i) for i in searcher.fast_field_values("id", [a for _, a in hits])]
+        # both limits at once: the share first, then the terms that can add most among those left
+        assert select_terms(terms, searcher.doc_freq, n, 5, {"q_math": 0.5}) == select_terms(kept, searcher.doc_freq, n, 5)
+    assert left_out > 20  # the sample's topics do hold such tokens (=, (, 1, ...)
+
+
 # -- the faster analysis makes the tokens the straightforward one made ------------------------
 _REF_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

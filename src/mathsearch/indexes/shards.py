@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -269,7 +269,7 @@ class ShardedTextIndex:
         return sum(p.answer_doc_freq(field, token) for p in self.parts)
 
     def _search(self, which: str, bags, clauses, limit: int, max_terms: int = 0,
-                among: Sequence[int] = ()) -> dict[int, float]:
+                among: Sequence[int] = (), max_df: Mapping[str, float] | None = None) -> dict[int, float]:
         import tantivy
 
         from .text_index import bm25_idf, only_ids, query_terms, select_terms
@@ -289,8 +289,8 @@ class ShardedTextIndex:
                 df_cache[(fld, token)] = [s.doc_freq(fld, token) for s in searchers]
             return df_cache[(fld, token)]
 
-        if max_terms > 0:  # chosen by the collection's document frequencies, as the single index would
-            terms = select_terms(terms, lambda fld, token: sum(dfs_of(fld, token)), n_all, max_terms)
+        if max_terms > 0 or max_df:  # chosen by the collection's document frequencies, as the single index would
+            terms = select_terms(terms, lambda fld, token: sum(dfs_of(fld, token)), n_all, max_terms, max_df)
         if not terms:
             return {}
         found: dict[int, float] = {}
@@ -313,16 +313,19 @@ class ShardedTextIndex:
                 found.update({int(d): float(s) for (s, _), d in zip(hits, ids, strict=True)})
         return dict(ranked_items(found)[:limit])
 
-    def search_answers(self, bags, clauses, limit: int = 1000, max_terms: int = 0) -> dict[int, float]:
-        return self._search("answers", bags, clauses, limit, max_terms)
+    def search_answers(self, bags, clauses, limit: int = 1000, max_terms: int = 0,
+                       max_df: Mapping[str, float] | None = None) -> dict[int, float]:
+        return self._search("answers", bags, clauses, limit, max_terms, (), max_df)
 
-    def search_questions(self, bags, clauses, limit: int = 100, max_terms: int = 0) -> dict[int, float]:
-        return self._search("questions", bags, clauses, limit, max_terms)
+    def search_questions(self, bags, clauses, limit: int = 100, max_terms: int = 0,
+                         max_df: Mapping[str, float] | None = None) -> dict[int, float]:
+        return self._search("questions", bags, clauses, limit, max_terms, (), max_df)
 
-    def score_answers(self, bags, clauses, answer_ids: Sequence[int], max_terms: int = 0) -> dict[int, float]:
+    def score_answers(self, bags, clauses, answer_ids: Sequence[int], max_terms: int = 0,
+                      max_df: Mapping[str, float] | None = None) -> dict[int, float]:
         """:meth:`TextIndex.score_answers` over the shards (the collection's statistics)."""
         ids = sorted(set(answer_ids))
-        found = self._search("answers", bags, clauses, len(ids), max_terms, ids)
+        found = self._search("answers", bags, clauses, len(ids), max_terms, ids, max_df)
         return {a: s for a, s in found.items() if s > 0}
 
 

@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import json
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,18 +214,22 @@ def bm25_idf(df: int, n: int) -> float:
 
 
 def select_terms(terms: list[tuple[str, str, float]], doc_freq: Callable[[str, str], int], n_docs: int,
-                 max_terms: int) -> list[tuple[str, str, float]]:
+                 max_terms: int, max_df: Mapping[str, float] | None = None) -> list[tuple[str, str, float]]:
     """The ``max_terms`` terms that can add most to a score (boost x idf), in their first order;
     terms no document holds are dropped.  ``max_terms`` <= 0 keeps every term that matches.
+    ``max_df`` (``{field: share}``) drops the terms of a field held by more than that share of the
+    documents: the commonest tokens (``=``, ``(``, ``x`` in three answers of four) have the longest
+    posting lists and the smallest idf.
 
     A long topic makes hundreds of term queries (median ~190 with ``ours_static``'s answer fields);
     each one reads a posting list, so at 1.4M answers the answer BM25 is most of a query's time,
     while its many frequent, low-idf terms move the top of the ranking little.
     """
     kept = []
+    shares = max_df or {}
     for i, (fld, token, boost) in enumerate(terms):
         df = doc_freq(fld, token)
-        if df > 0:
+        if df > 0 and (fld not in shares or df <= shares[fld] * n_docs):
             kept.append((boost * bm25_idf(df, n_docs), i))
     if 0 < max_terms < len(kept):
         # Query terms by weight (ties: the first in the query), not hits: ranking's order does not apply.
@@ -267,12 +271,12 @@ class TextIndex:
         return tantivy.Query.boolean_query(subs)
 
     def _search(self, searcher, schema, bags: QueryBags, clauses, limit, key: str, max_terms: int,
-                among: Sequence[int] = ()) -> dict[int, float]:
+                among: Sequence[int] = (), max_df: Mapping[str, float] | None = None) -> dict[int, float]:
         if limit <= 0:
             return {}
         terms = query_terms(bags, clauses)
-        if max_terms > 0:
-            terms = select_terms(terms, searcher.doc_freq, searcher.num_docs, max_terms)
+        if max_terms > 0 or max_df:
+            terms = select_terms(terms, searcher.doc_freq, searcher.num_docs, max_terms, max_df)
         query = self._query(schema, terms, among)
         if query is None:
             return {}
@@ -283,22 +287,25 @@ class TextIndex:
         return {int(i): float(s) for (s, _), i in zip(hits, ids, strict=True)}
 
     def search_answers(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 1000,
-                       max_terms: int = 0) -> dict[int, float]:
-        """``{answer id: BM25 score}`` of the best ``limit`` answers (``max_terms``: :func:`select_terms`)."""
-        return self._search(self._a_searcher, self.answers.schema, bags, clauses, limit, "id", max_terms)
+                       max_terms: int = 0, max_df: Mapping[str, float] | None = None) -> dict[int, float]:
+        """``{answer id: BM25 score}`` of the best ``limit`` answers (``max_terms``, ``max_df``:
+        :func:`select_terms`)."""
+        return self._search(self._a_searcher, self.answers.schema, bags, clauses, limit, "id", max_terms, (), max_df)
 
     def score_answers(self, bags: QueryBags, clauses: Iterable[Clause], answer_ids: Sequence[int],
-                      max_terms: int = 0) -> dict[int, float]:
+                      max_terms: int = 0, max_df: Mapping[str, float] | None = None) -> dict[int, float]:
         """``{answer id: BM25 score}`` of ``answer_ids`` alone, those any term matches: the scores
         :meth:`search_answers` gives them (the collection's statistics), whatever else would rank."""
         ids = sorted(set(answer_ids))
-        found = self._search(self._a_searcher, self.answers.schema, bags, clauses, len(ids), "id", max_terms, ids)
+        found = self._search(self._a_searcher, self.answers.schema, bags, clauses, len(ids), "id", max_terms, ids,
+                             max_df)
         return {a: s for a, s in found.items() if s > 0}  # the filter alone scores 0: no term matched
 
     def search_questions(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 100,
-                         max_terms: int = 0) -> dict[int, float]:
+                         max_terms: int = 0, max_df: Mapping[str, float] | None = None) -> dict[int, float]:
         """``{question id: BM25 score}`` of the best ``limit`` questions (those with answers)."""
-        return self._search(self._q_searcher, self.questions.schema, bags, clauses, limit, "id", max_terms)
+        return self._search(self._q_searcher, self.questions.schema, bags, clauses, limit, "id", max_terms, (),
+                            max_df)
 
     @property
     def num_answers(self) -> int:

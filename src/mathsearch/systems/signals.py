@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from .. import ranking
-from ..indexes.documents import QUESTION_FIELDS
+from ..indexes.documents import ANSWER_FIELDS, QUESTION_FIELDS
 from ..indexes.formula import Scoring
 from ..indexes.text_index import Clause
 from ..records import LinkType
@@ -45,13 +45,13 @@ def clauses_from(weights: Mapping[str, float]) -> list[Clause]:
 
 
 def fielded_bm25(ctx: SearchContext, query: SearchQuery, weights: Mapping[str, float], limit: int,
-                 max_terms: int = 0) -> dict[int, float]:
-    return ctx.text.search_answers(query.bags, clauses_from(weights), limit, max_terms)
+                 max_terms: int = 0, max_df: Mapping[str, float] | None = None) -> dict[int, float]:
+    return ctx.text.search_answers(query.bags, clauses_from(weights), limit, max_terms, max_df)
 
 
 def similar_questions(ctx: SearchContext, query: SearchQuery, weights: Mapping[str, float], limit: int,
-                      max_terms: int = 0) -> dict[int, float]:
-    return ctx.text.search_questions(query.bags, clauses_from(weights), limit, max_terms)
+                      max_terms: int = 0, max_df: Mapping[str, float] | None = None) -> dict[int, float]:
+    return ctx.text.search_questions(query.bags, clauses_from(weights), limit, max_terms, max_df)
 
 
 def thread_scores(ctx: SearchContext, questions: Mapping[int, float]) -> dict[int, float]:
@@ -150,7 +150,7 @@ class SimilarQuestions:
         with f._bm25_lock:  # the questions and linked signals share one search, whichever thread asks first
             if f._bm25 is None:
                 by = f.by
-                f._bm25 = similar_questions(f.ctx, f.query, by.fields, by.limit, by.max_terms)
+                f._bm25 = similar_questions(f.ctx, f.query, by.fields, by.limit, by.max_terms, by.max_df)
         return self._shown(f._bm25)
 
     def dense(self, limit: int) -> dict[int, float]:
@@ -165,6 +165,17 @@ class SimilarQuestions:
 Similar = SimilarQuestions
 _NO_FIELDS: Mapping[str, float] = MappingProxyType({})
 _NO_SCORES: Mapping[str, Mapping[int, float]] = MappingProxyType({})
+
+
+def _check_max_df(max_df: Mapping[str, float], known: Sequence[str], index: str) -> None:
+    """A share of documents per field of ``index``: a misspelt field would drop nothing, silently."""
+    from ..errors import InputError
+
+    for fld, share in max_df.items():
+        if fld not in known:
+            raise InputError(f"max_df names {fld!r}, not a field of the {index} index ({', '.join(known)})")
+        if not 0 < share <= 1:
+            raise InputError(f"max_df of {fld!r} is a share of the documents, in (0, 1], not {share!r}")
 
 
 @dataclass(frozen=True)
@@ -201,17 +212,22 @@ class Signal:
 @dataclass(frozen=True)
 class Bm25Signal(Signal):
     """BM25 over weighted ``"query part->answer field"`` pairs of the answer index; ``max_terms`` > 0
-    keeps only that many of the query's terms, those that can add most (boost x idf)."""
+    keeps only that many of the query's terms, those that can add most (boost x idf); ``max_df``
+    (``{field: share}``) leaves out a field's terms held by more than that share of the answers."""
 
     KINDS = ("bm25", "answer", "math")
     NEEDS = ("text",)
     limit: int = 1000
     max_terms: int = 0
     fields: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
+    max_df: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
+
+    def __post_init__(self) -> None:
+        _check_max_df(self.max_df, ANSWER_FIELDS, "answer")
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
-        return fielded_bm25(ctx, query, self.fields, self.limit, self.max_terms)
+        return fielded_bm25(ctx, query, self.fields, self.limit, self.max_terms, self.max_df)
 
     def own_scores(self, ctx: SearchContext, query: SearchQuery, answers: Sequence[int],
                    found: Mapping[int, float]) -> dict[int, float]:
@@ -220,20 +236,25 @@ class Bm25Signal(Signal):
         own = [c for c in clauses_from(self.fields) if c.field not in QUESTION_FIELDS and c.weight > 0]
         if not own or not answers:
             return {}
-        return ctx.text.score_answers(query.bags, own, answers, self.max_terms)
+        return ctx.text.score_answers(query.bags, own, answers, self.max_terms, self.max_df)
 
 
 @dataclass(frozen=True)
 class QuestionsSignal(Signal):
     """Collection questions like the topic (BM25 over ``fields`` of the question index, the best
     ``limit``) pass their scores to their answers.  Its fields and limit also choose the similar
-    questions that ``linked`` starts from."""
+    questions that ``linked`` starts from; ``max_terms`` and ``max_df`` as :class:`Bm25Signal`'s,
+    over the question index."""
 
     KINDS = ("questions",)
     NEEDS = ("text", "store")
     limit: int = 50
     max_terms: int = 0
     fields: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
+    max_df: Mapping[str, float] = field(default_factory=lambda: _NO_FIELDS)
+
+    def __post_init__(self) -> None:
+        _check_max_df(self.max_df, QUESTION_FIELDS, "question")
 
     def scores(self, ctx: SearchContext, query: SearchQuery, similar: Similar,
                earlier: Mapping[str, Mapping[int, float]] = _NO_SCORES) -> dict[int, float]:
