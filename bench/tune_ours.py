@@ -2,7 +2,7 @@
 
     python bench/tune_ours.py --index INDEX_DIR [--config FILE] [--rounds 2] [--out DIR]
     python bench/tune_ours.py --index INDEX_DIR --simplify [--config FILE]
-    python bench/tune_ours.py --index INDEX_DIR --candidates A.toml,B.toml,... (simplest first)
+    python bench/tune_ours.py --index INDEX_DIR --candidates A.toml,B.toml,... (simplest first) [--max-df 0.5,0.2]
     python bench/tune_ours.py --index INDEX_DIR --qrels-dir DIR   (judgements from the collection)
 
 Every choice goes through :mod:`mathsearch.evaluation.selection`: the 2020 and 2021 topics pooled,
@@ -18,7 +18,8 @@ neighbours of the current config (each weight alone at 0, half and double; a wei
 0.5, 1 and 2) are scored, and the choice among the current config and its neighbours is
 cross-validated; a round that does not hold ends the search.  ``--simplify``: each signal dropped
 alone against the config (the simpler setting: without it).  ``--candidates``: fixed configs
-(``packaged``: the packaged one).  ``--qrels-dir``: the topics and qrels written by ``mathsearch
+(``packaged``: the packaged one); with ``--max-df``, each also with the answer BM25's commonest
+terms left out, at each share given.  ``--qrels-dir``: the topics and qrels written by ``mathsearch
 qrels --from-collection`` instead of the judged years (one pool, no years: the folds are plain), to
 see whether choices made there hold on the judged topics (``--check-on-judged``: every decision's
 settings scored on the judged 2020 + 2021 topics too, the agreement of their gains, and the choice
@@ -157,7 +158,7 @@ def get(config: dict, path: tuple[str, ...]) -> float:
     return float(config)  # type: ignore[arg-type]
 
 
-def put(config: dict, path: tuple[str, ...], value: float) -> dict:
+def put(config: dict, path: tuple[str, ...], value: object) -> dict:
     out = copy.deepcopy(config)
     node = out
     for key in path[:-1]:
@@ -256,11 +257,42 @@ def simplify(bench: Bench, start: dict) -> dict:
     return simplified
 
 
+def shares(text: str) -> list[float]:
+    """``--max-df``'s shares, each in (0, 1]."""
+    out = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        try:
+            share = float(part)
+        except ValueError:
+            share = -1.0
+        if not 0 < share <= 1:
+            raise InputError(f"--max-df {part!r}: a share of the answers is a number in (0, 1]")
+        out.append(share)
+    return out
+
+
+def capped(configs: dict[str, dict], shares_: list[float]) -> dict[str, dict]:
+    """Each config at each share (``LABEL+max_df=SHARE``, larger shares, the closer to none, first):
+    its answer signal's ``max_df`` set to the share for every field the signal weighs."""
+    out = {}
+    for share in sorted(set(shares_), reverse=True):
+        for label, cfg in configs.items():
+            answer = cfg.get("signals", {}).get("answer")
+            if not answer:
+                raise InputError(f"--max-df: {label} has no [signals.answer] to leave terms out of")
+            fields = sorted({key.partition("->")[2].strip() for key, w in answer.get("fields", {}).items() if w > 0})
+            out[f"{label}+max_df={share:g}"] = put(cfg, ("signals", "answer", "max_df"), {f: share for f in fields})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--config", default="", help="the start (default: the packaged config for the index)")
     ap.add_argument("--candidates", default="", help="comma-separated config files, simplest first ('packaged')")
+    ap.add_argument("--max-df", default="", metavar="SHARES",
+                    help="with --candidates: each candidate also with its answer BM25's terms held by more than each "
+                    "of these shares of the answers left out (every field it weighs), after the plain ones")
     ap.add_argument("--simplify", action="store_true", help="drop each signal alone")
     ap.add_argument("--no-dense", action="store_true", help="drop the start's dense signals")
     ap.add_argument("--rounds", type=int, default=2)
@@ -273,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write the chosen config here (chosen.toml), with "
                     "what the results tables show of the decision (selection.json, tuned-on-YEAR.toml)")
     args = ap.parse_args(argv)
+    if args.max_df and not args.candidates:
+        raise InputError("--max-df varies the --candidates configs; give --candidates")
     packaged = packaged_config_for(args.index)
     sets = judged_sets()
     if args.check_on_judged and args.qrels_dir is None:
@@ -285,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         files = [f for f in args.candidates.split(",") if f]
         configs = {(f if f == "packaged" else Path(f).stem): load_config("" if f == "packaged" else f, packaged)
                    for f in files}
+        configs.update(capped(configs, shares(args.max_df)))
         for f, cfg in configs.items():
             check_dense(args.index, cfg, f)
         decision = decide(Bench(args.index, sets, args.cache), configs, "### fixed configs, simplest first")

@@ -271,3 +271,36 @@ def test_a_choice_made_on_other_judgements_is_checked_on_the_judged_topics(capsy
 
         run_script(lambda: tune_ours.main(["--index", "IDX", "--check-on-judged"]))
     assert done.value.code == 2 and "give --qrels-dir" in capsys.readouterr().err
+
+
+def test_tune_ours_max_df_adds_each_candidate_with_its_answer_terms_capped(capsys):
+    """tune_ours --max-df: every candidate again at each share (larger first), the share on each field
+    its answer signal weighs; a bad share or a config without an answer signal is refused."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import tune_ours
+
+    from mathsearch.errors import InputError, run_script
+    from mathsearch.systems.ours import OursConfig
+
+    configs = {"m0": {"signals": {"answer": {"weight": 1.0, "fields": {"words->body": 4.0, "math->q_math": 0.5,
+                                                                         "words->comments": 0.0}}}},
+               "links": {"signals": {"answer": {"weight": 1.0, "fields": {"title_words->title": 1.0}},
+                                     "linked": {"weight": 0.5}}}}
+    out = tune_ours.capped(configs, tune_ours.shares("0.2, 0.5"))
+    assert list(out) == ["m0+max_df=0.5", "links+max_df=0.5", "m0+max_df=0.2", "links+max_df=0.2"]
+    assert out["m0+max_df=0.2"]["signals"]["answer"]["max_df"] == {"body": 0.2, "q_math": 0.2}  # not comments: weight 0
+    assert out["links+max_df=0.5"]["signals"]["linked"] == {"weight": 0.5}
+    assert "max_df" not in configs["m0"]["signals"]["answer"]  # the plain ones are left as they were
+    parsed = OursConfig.parse(out["m0+max_df=0.2"], "x")  # what --candidates then runs
+    assert dict(parsed.signals[0][2].max_df) == {"body": 0.2, "q_math": 0.2}
+    for bad in ("0", "1.5", "half"):
+        with pytest.raises(InputError, match="a share of the answers"):
+            tune_ours.shares(bad)
+    with pytest.raises(InputError, match="no \\[signals.answer\\]"):
+        tune_ours.capped({"d": {"signals": {"dense": {"weight": 1.0}}}}, [0.5])
+    with pytest.raises(SystemExit) as done:
+        run_script(lambda: tune_ours.main(["--index", "IDX", "--max-df", "0.5"]))
+    assert done.value.code == 2 and "give --candidates" in capsys.readouterr().err
