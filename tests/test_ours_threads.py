@@ -90,7 +90,10 @@ def test_re_scoring_signal_is_fed_each_candidate_as_it_is_done(dense_tiny, tmp_p
     expected, _ = one_by_one(ctx, query, cfg)
     assert fused and fused == expected  # the same scores as re-scoring the union after every signal
     assert answer_waited == [True]  # the dense candidates were re-scored while the answer BM25 still ran
-    assert len(fed) == 2 and {t for t, _ in fed} == {threading.current_thread().name}
+    # the dense batch waited on a signal thread behind the signals queued there (the answer BM25 still
+    # ran: the caller would have made a third thread on two cores); the last batch on the caller's thread
+    assert len(fed) == 2 and fed[0][0].startswith("mathsearch-signal")
+    assert fed[1][0] == threading.current_thread().name
     assert "FormulaSignal" not in threads  # fed, not asked: its whole-index search never ran
     assert all(threads[n].startswith("mathsearch-signal") for n in ("Bm25Signal", "DenseSignal", "LinkedSignal"))
     assert not ctx.pending_vectors and len(ctx.query_vectors) == 1  # the two dense signals shared one encoding
@@ -134,3 +137,24 @@ def test_the_signals_start_with_the_first_lexical_one_then_those_that_wait_for_t
     lexical = [ns for ns in named if ns[0] in ("answer", "linked", "questions")]
     assert _run_order(lexical) == lexical
     assert _run_order(named[:1]) == named[:1] and _run_order([]) == []
+
+
+def test_re_scoring_batches_from_two_threads_score_each_answer_once(sample_index):
+    """Overlapping batches added from two threads at once: each answer scored by one batch, the
+    totals those of one batch of the union (the formula signal's batches may run on two threads)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mathsearch.systems.formula_scores import Rescorer
+
+    ctx = SearchContext(sample_index)
+    query = next(q for q in map(SearchQuery.from_topic, read_topics(TOPICS / "task1-2021.xml")) if q.bags.formulae)
+    latexes = list(query.bags.formulae)[:3]
+    answers = sorted(ctx.store.answer_ids())[:600]
+    whole = Rescorer(ctx, latexes)
+    whole.add(answers)
+    assert len(whole.total) > 5  # the topic's formulae match some of these answers
+    for _ in range(5):
+        both = Rescorer(ctx, latexes)
+        with ThreadPoolExecutor(2) as pool:  # halves that overlap by a third
+            list(pool.map(both.add, [answers[:400], answers[200:]]))
+        assert both.total == whole.total and both.scored == set(answers)

@@ -5,6 +5,7 @@ and the choice of query formulae (:func:`largest_formulae`).  Shared by the form
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from functools import cache, cached_property
 
@@ -52,7 +53,8 @@ class Rescorer:
     """:func:`answer_scores_among` fed its candidates in batches (``ours`` re-scores the best answers
     of each candidate signal as soon as that signal is done, while slower ones still run).  An
     answer's score is its own (its best formula per query formula, summed in the query formulae's
-    order), so the scores are those of one call on every candidate; an answer given twice is scored once."""
+    order), so the scores are those of one call on every candidate; an answer given twice is scored once.
+    Batches may be added from two threads at once: each claims its fresh answers first."""
 
     def __init__(self, ctx: SearchContext, latexes: Sequence[str], scoring: Scoring | None = None):
         self.ctx = ctx
@@ -60,6 +62,7 @@ class Rescorer:
         self.scoring = scoring or TANGENT_S
         self.scored: set[int] = set()
         self.total: dict[int, float] = {}
+        self._lock = threading.Lock()
 
     @cached_property
     def queries(self) -> list:
@@ -68,15 +71,19 @@ class Rescorer:
         return [ix.query(latex) for latex in self.latexes]
 
     def add(self, answers: Iterable[int]) -> None:
-        fresh = sorted(set(answers) - self.scored)
-        if not fresh or not self.latexes:
-            return
-        self.scored.update(fresh)
-        candidates = np.asarray(fresh, dtype=np.int64)
-        total, ix = self.total, self.ctx.formula
-        for best in ix.answers_best_formula_among_all(self.queries, self.scoring, candidates):
+        with self._lock:
+            fresh = sorted(set(answers) - self.scored)
+            if not fresh or not self.latexes:
+                return
+            self.scored.update(fresh)
+            queries = self.queries
+        found: dict[int, float] = {}  # this batch's answers are its own: no other batch scores them
+        for best in self.ctx.formula.answers_best_formula_among_all(queries, self.scoring,
+                                                                   np.asarray(fresh, dtype=np.int64)):
             for p, s in best.items():  # summed in the query formulae's order
-                total[p] = total.get(p, 0.0) + s
+                found[p] = found.get(p, 0.0) + s
+        with self._lock:
+            self.total.update(found)
 
 
 def largest_formulae(formulae: Sequence[str], n: int) -> list[str]:

@@ -116,9 +116,10 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
 
     The signals that read no other signal's scores run side by side on the context's signal
     threads (tantivy, faiss and numpy release the GIL: at 1.4M answers the answer BM25 alone is
-    about half a query's CPU); a re-scoring signal is fed its candidate signals on the caller's
-    thread as each is done (the formula signal re-scores the dense signal's best answers while the
-    answer BM25 still runs), then waits for every signal before it, so the scores are those of
+    about half a query's CPU); a re-scoring signal is fed its candidate signals as each is done (the
+    formula signal re-scores the dense signal's best answers while the answer BM25 still runs: on a
+    signal thread, behind the signals queued there, while any runs; else on the caller's thread),
+    then waits for every signal before it, so the scores are those of
     running them one by one in file order, which ``threads=False`` or a given ``scores_of`` does
     (bench/tune_ours.py caches through it, bench/profile_ours.py times each signal with it).
     """
@@ -226,8 +227,17 @@ def _rescore_as_done(ctx: SearchContext, query: SearchQuery, sig: Signal, pendin
         if n in earlier:
             rescorer.add(earlier[n])
     waiting = {pending[n]: n for n in names if n in pending}
+    queued = []
     for done in as_completed(waiting):
-        rescorer.add(done.result())
+        if any(not f.done() for f in pending.values()):
+            # Other signals still run on the signal threads: this batch waits behind them there
+            # instead of taking a third turn at two cores from the slowest signal (at 1.4M answers
+            # the dense signal is done while the answer BM25, its critical path, still runs).
+            queued.append(ctx.signal_threads().submit(rescorer.add, done.result()))
+        else:
+            rescorer.add(done.result())
+    for batch in queued:
+        batch.result()
     return rescorer.result()
 
 
