@@ -49,7 +49,7 @@ from mathsearch.readers.qrels import qrels_to_dict, read_qrels
 from mathsearch.readers.topics import read_topics
 from mathsearch.systems import SearchContext, SearchQuery
 from mathsearch.systems.ours import OursConfig, combine, load_config, packaged_config_for
-from mathsearch.systems.signals import DENSE_KINDS
+from mathsearch.systems.signals import DENSE_KINDS, clauses_from
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crossyear import record, to_toml  # noqa: E402
@@ -280,7 +280,7 @@ def capped(configs: dict[str, dict], shares_: list[float]) -> dict[str, dict]:
             answer = cfg.get("signals", {}).get("answer")
             if not answer:
                 raise InputError(f"--max-df: {label} has no [signals.answer] to leave terms out of")
-            fields = sorted({key.partition("->")[2].strip() for key, w in answer.get("fields", {}).items() if w > 0})
+            fields = sorted({c.field for c in clauses_from(answer.get("fields", {})) if c.weight > 0})
             out[f"{label}+max_df={share:g}"] = put(cfg, ("signals", "answer", "max_df"), {f: share for f in fields})
     return out
 

@@ -315,17 +315,17 @@ class ShardedTextIndex:
 
     def search_answers(self, bags, clauses, limit: int = 1000, max_terms: int = 0,
                        max_df: Mapping[str, float] | None = None) -> dict[int, float]:
-        return self._search("answers", bags, clauses, limit, max_terms, (), max_df)
+        return self._search("answers", bags, clauses, limit, max_terms, max_df=max_df)
 
     def search_questions(self, bags, clauses, limit: int = 100, max_terms: int = 0,
                          max_df: Mapping[str, float] | None = None) -> dict[int, float]:
-        return self._search("questions", bags, clauses, limit, max_terms, (), max_df)
+        return self._search("questions", bags, clauses, limit, max_terms, max_df=max_df)
 
     def score_answers(self, bags, clauses, answer_ids: Sequence[int], max_terms: int = 0,
                       max_df: Mapping[str, float] | None = None) -> dict[int, float]:
         """:meth:`TextIndex.score_answers` over the shards (the collection's statistics)."""
         ids = sorted(set(answer_ids))
-        found = self._search("answers", bags, clauses, len(ids), max_terms, ids, max_df)
+        found = self._search("answers", bags, clauses, len(ids), max_terms, ids, max_df=max_df)
         return {a: s for a, s in found.items() if s > 0}
 
 

@@ -290,7 +290,7 @@ class TextIndex:
                        max_terms: int = 0, max_df: Mapping[str, float] | None = None) -> dict[int, float]:
         """``{answer id: BM25 score}`` of the best ``limit`` answers (``max_terms``, ``max_df``:
         :func:`select_terms`)."""
-        return self._search(self._a_searcher, self.answers.schema, bags, clauses, limit, "id", max_terms, (), max_df)
+        return self._search(self._a_searcher, self.answers.schema, bags, clauses, limit, "id", max_terms, max_df=max_df)
 
     def score_answers(self, bags: QueryBags, clauses: Iterable[Clause], answer_ids: Sequence[int],
                       max_terms: int = 0, max_df: Mapping[str, float] | None = None) -> dict[int, float]:
@@ -298,14 +298,14 @@ class TextIndex:
         :meth:`search_answers` gives them (the collection's statistics), whatever else would rank."""
         ids = sorted(set(answer_ids))
         found = self._search(self._a_searcher, self.answers.schema, bags, clauses, len(ids), "id", max_terms, ids,
-                             max_df)
+                             max_df=max_df)
         return {a: s for a, s in found.items() if s > 0}  # the filter alone scores 0: no term matched
 
     def search_questions(self, bags: QueryBags, clauses: Iterable[Clause], limit: int = 100,
                          max_terms: int = 0, max_df: Mapping[str, float] | None = None) -> dict[int, float]:
         """``{question id: BM25 score}`` of the best ``limit`` questions (those with answers)."""
-        return self._search(self._q_searcher, self.questions.schema, bags, clauses, limit, "id", max_terms, (),
-                            max_df)
+        return self._search(self._q_searcher, self.questions.schema, bags, clauses, limit, "id", max_terms,
+                            max_df=max_df)
 
     @property
     def num_answers(self) -> int:
