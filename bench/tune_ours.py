@@ -3,6 +3,7 @@
     python bench/tune_ours.py --index INDEX_DIR [--config FILE] [--rounds 2] [--out DIR]
     python bench/tune_ours.py --index INDEX_DIR --simplify [--config FILE]
     python bench/tune_ours.py --index INDEX_DIR --candidates A.toml,B.toml,... (simplest first) [--max-df 0.5,0.2]
+        [--then X.toml,Y.toml]
     python bench/tune_ours.py --index INDEX_DIR --qrels-dir DIR   (judgements from the collection)
 
 Every choice goes through :mod:`mathsearch.evaluation.selection`: the 2020 and 2021 topics pooled,
@@ -19,8 +20,10 @@ neighbours of the current config (each weight alone at 0, half and double; a wei
 cross-validated; a round that does not hold ends the search.  ``--simplify``: each signal dropped
 alone against the config (the simpler setting: without it).  ``--candidates``: fixed configs
 (``packaged``: the packaged one); with ``--max-df``, each also with the answer BM25's commonest
-terms left out, at each share given.  ``--qrels-dir``: the topics and qrels written by ``mathsearch
-qrels --from-collection`` instead of the judged years (one pool, no years: the folds are plain), to
+terms left out, at each share given; with ``--then``, a second step: the candidate chosen, alone or
+with one of those files laid over it (nested: in every fold both steps are chosen on the training
+folds, so the cross-validated figure is that of the whole choice).  ``--qrels-dir``: the topics and
+qrels written by ``mathsearch qrels --from-collection`` instead of the judged years (one pool, no years: the folds are plain), to
 see whether choices made there hold on the judged topics (``--check-on-judged``: every decision's
 settings scored on the judged 2020 + 2021 topics too, the agreement of their gains, and the choice
 tested there).
@@ -38,6 +41,7 @@ import sys
 from pathlib import Path
 
 import mathsearch.systems  # noqa: F401  (registers every signal, the formula one too)
+from mathsearch.config import laid_over
 from mathsearch.errors import InputError
 from mathsearch.evaluation import selection
 from mathsearch.evaluation.measures import RANKED_MEASURES
@@ -138,6 +142,7 @@ class Bench:
 def check_dense(index: Path, config: dict, where: str) -> None:
     """Exit 2 (an InputError) when ``config`` weights a dense signal and ``index`` has no vectors."""
     dense = [n for n, s in config.get("signals", {}).items() if s.get("kind") in DENSE_KINDS and s.get("weight")]
+    dense += ["[feedback]"] if config.get("feedback", {}).get("weight") else []
     if dense and not DenseIndex.exists(index):
         raise InputError(f"{index}: no dense vectors (dense/manifest.json), which {where}'s signals "
                          f"{', '.join(dense)} need; build the index with --dense, or pass --no-dense")
@@ -149,6 +154,8 @@ def weight_paths(config: dict) -> list[tuple[str, ...]]:
         paths.append(("signals", name, "weight"))
         if sec.get("weight"):  # a signal that is off has no fields worth trying
             paths.extend(("signals", name, "fields", f) for f in sec.get("fields", {}))
+    if "feedback" in config:  # the dense feedback after fusion, where the config has it
+        paths.append(("feedback", "weight"))
     return paths
 
 
@@ -175,7 +182,7 @@ def neighbours(config: dict) -> dict[str, dict]:
         current = get(config, path)
         values = [0.25, 0.5, 1.0, 2.0] if current == 0 else [0.0, current / 2, current * 2]
         for v in values:
-            out[f"{'.'.join(path[1:])}={v:g}"] = put(config, path, v)
+            out[f"{'.'.join(path[1:] if path[0] == 'signals' else path)}={v:g}"] = put(config, path, v)
     return dict(sorted(out.items(), key=lambda kv: 0 if kv[0].endswith("=0") else 1))
 
 
@@ -192,9 +199,10 @@ DECISIONS: list[tuple[selection.Decision, dict[str, dict]]] = []  # every decisi
 JUDGED: list[Bench] = []  # --check-on-judged: the judged 2020 + 2021 topics, where every decision is checked
 
 
-def decide(bench: Bench, configs: dict[str, dict], title: str, limit: int = 12) -> selection.Decision:
+def decide(bench: Bench, configs: dict[str, dict], title: str, limit: int = 12,
+           steps: selection.Steps | None = None) -> selection.Decision:
     scores = {label: bench.scores(cfg) for label, cfg in configs.items()}
-    decision = selection.decide(scores, list(configs))
+    decision = selection.decide(scores, list(configs), steps=steps)
     print("\n".join(show(decision, limit)) + "\n", flush=True)
     if JUDGED:
         print("\n".join(check_on_judged(JUDGED[0], configs, decision)) + "\n", flush=True)
@@ -254,6 +262,13 @@ def simplify(bench: Bench, start: dict) -> dict:
                           f"### {name} dropped alone")
         if not decision.replaces:
             simplified["signals"][name]["weight"] = 0.0
+    weight = start.get("feedback", {}).get("weight")
+    if weight:
+        without = put(start, ("feedback", "weight"), 0.0)
+        decision = decide(bench, {"without feedback": without, f"with feedback ({weight:g})": start},
+                          "### the dense feedback dropped alone")
+        if not decision.replaces:
+            simplified["feedback"]["weight"] = 0.0
     return simplified
 
 
@@ -293,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-df", default="", metavar="SHARES",
                     help="with --candidates: each candidate also with its answer BM25's terms held by more than each "
                     "of these shares of the answers left out (every field it weighs), after the plain ones")
+    ap.add_argument("--then", default="", metavar="FILES",
+                    help="with --candidates: a second step, each of these files' own values (its base aside) laid "
+                    "over whichever candidate the first step chose, or none; both steps are cross-validated together")
     ap.add_argument("--simplify", action="store_true", help="drop each signal alone")
     ap.add_argument("--no-dense", action="store_true", help="drop the start's dense signals")
     ap.add_argument("--rounds", type=int, default=2)
@@ -305,8 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write the chosen config here (chosen.toml), with "
                     "what the results tables show of the decision (selection.json, tuned-on-YEAR.toml)")
     args = ap.parse_args(argv)
-    if args.max_df and not args.candidates:
-        raise InputError("--max-df varies the --candidates configs; give --candidates")
+    if (args.max_df or args.then) and not args.candidates:
+        raise InputError("--max-df and --then vary the --candidates configs; give --candidates")
+    if args.then and args.check_on_judged:
+        raise InputError("--check-on-judged checks a choice in one step; leave out --then")
     packaged = packaged_config_for(args.index)
     sets = judged_sets()
     if args.check_on_judged and args.qrels_dir is None:
@@ -320,15 +340,18 @@ def main(argv: list[str] | None = None) -> int:
         configs = {(f if f == "packaged" else Path(f).stem): load_config("" if f == "packaged" else f, packaged)
                    for f in files}
         configs.update(capped(configs, shares(args.max_df)))
+        steps = then_steps(configs, [f for f in args.then.split(",") if f]) if args.then else None
         for f, cfg in configs.items():
             check_dense(args.index, cfg, f)
-        decision = decide(Bench(args.index, sets, args.cache), configs, "### fixed configs, simplest first")
+        title = "### fixed configs, simplest first" + (", then each --then file over the one chosen" if steps else "")
+        decision = decide(Bench(args.index, sets, args.cache), configs, title, steps=steps)
         if args.out:
             write_out(args.out, configs[decision.chosen], args)
         return 0
     start = load_config(args.config, packaged)
     if args.no_dense:
         start["signals"] = {k: v for k, v in start["signals"].items() if v.get("kind") not in DENSE_KINDS}
+        start.pop("feedback", None)
     check_dense(args.index, start, args.config or packaged)
     bench = Bench(args.index, sets, args.cache)
     chosen = simplify(bench, start) if args.simplify else ascend(bench, start, args.rounds)
@@ -338,6 +361,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         write_out(args.out, chosen, args)
     return 0
+
+
+def then_steps(configs: dict[str, dict], files: list[str]) -> selection.Steps:
+    """The two steps of ``--then``: ``configs`` (simplest first), then the one chosen alone or with
+    one file laid over it (added to ``configs`` as ``CONFIG+FILE``)."""
+    firsts = list(configs)
+    second: dict[str, list[str]] = {}
+    for first in firsts:
+        second[first] = [first]
+        for f in files:
+            label = f"{first}+{Path(f).stem}"
+            configs[label] = laid_over(configs[first], f)
+            second[first].append(label)
+    return [{"": firsts}, second]
 
 
 def write_out(out: Path, chosen: dict, args: argparse.Namespace) -> None:

@@ -304,3 +304,54 @@ def test_tune_ours_max_df_adds_each_candidate_with_its_answer_terms_capped(capsy
     with pytest.raises(SystemExit) as done:
         run_script(lambda: tune_ours.main(["--index", "IDX", "--max-df", "0.5"]))
     assert done.value.code == 2 and "give --candidates" in capsys.readouterr().err
+
+
+def test_a_choice_in_steps_is_cross_validated_whole():
+    """``steps``: each step chooses among what the previous pick leads to; cross-validated, every step
+    is made on the training folds (nested).  One option a step is the one-step choice itself."""
+    lucky = set(TOPICS[:3])
+    s = {"a": setting(0.5), "lucky": setting(lambda t: 1.0 if t in lucky else 0.488),
+         "a+x": setting(0.52), "lucky+x": setting(lambda t: 1.0 if t in lucky else 0.508)}
+    steps = [{"": ["a", "lucky"]}, {"a": ["a", "a+x"], "lucky": ["lucky", "lucky+x"]}]
+    order = ["a", "lucky", "a+x", "lucky+x"]
+    assert sel.choose_in_steps(s, steps) == "lucky+x"  # on all topics the lucky one leads, then +x
+    d = sel.decide(s, order, repeats=10, steps=steps)
+    assert d.on_all == "lucky+x" and set(d.cv.chosen) == set(order) and sum(d.cv.chosen.values()) == 50
+    assert d.cv.chosen["a+x"] > 0 and d.cv.chosen["a"] == d.cv.chosen["lucky"] == 0
+    # the second step given the first step's pick on all topics looks better than the whole choice
+    given = sel.cross_validate(s, ["lucky", "lucky+x"], repeats=10)
+    assert d.cv.means["nDCG@10"] < given.means["nDCG@10"]
+    assert [y.chosen for y in d.years] == ["lucky+x", "a+x"]  # 2020 holds the lucky topics
+    one = sel.cross_validate(s, ["a", "lucky"], repeats=10)
+    same = sel.cross_validate(s, ["a", "lucky"], repeats=10, steps=[{"": ["a", "lucky"]}, {"a": ["a"], "lucky": ["lucky"]}])
+    assert one.means == same.means and one.chosen == same.chosen
+    with pytest.raises(ValueError, match="does not list: b"):
+        sel.decide(s, ["a", "lucky"], steps=[{"": ["a", "b"]}])
+    with pytest.raises(ValueError, match="what follows 'a'"):
+        sel.choose_in_steps(s, [{"": ["a"]}, {"lucky": ["lucky"]}])
+
+
+def test_tune_ours_then_lays_each_file_over_every_candidate_as_a_second_step(tmp_path, capsys):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import tune_ours
+
+    from mathsearch.errors import InputError, run_script
+
+    over = tmp_path / "fb.toml"
+    over.write_text('base = "ours.toml"\n[feedback]\nweight = 0.5\n[signals.answer]\nlimit = 100\n')
+    configs = {"m0": {"signals": {"answer": {"weight": 1.0, "limit": 1000}}},
+               "links": {"signals": {"answer": {"weight": 1.0, "limit": 1000}, "linked": {"weight": 0.5}}}}
+    steps = tune_ours.then_steps(configs, [str(over)])
+    assert steps == [{"": ["m0", "links"]}, {"m0": ["m0", "m0+fb"], "links": ["links", "links+fb"]}]
+    # the file's own values only (not ours.toml's, its base), over each candidate
+    assert configs["links+fb"] == {"signals": {"answer": {"weight": 1.0, "limit": 100}, "linked": {"weight": 0.5}},
+                                   "feedback": {"weight": 0.5}}
+    assert configs["m0"]["signals"]["answer"]["limit"] == 1000 and "feedback" not in configs["m0"]
+    with pytest.raises(InputError, match="does not exist"):
+        tune_ours.then_steps(dict(configs), [str(tmp_path / "missing.toml")])
+    with pytest.raises(SystemExit) as done:
+        run_script(lambda: tune_ours.main(["--index", "IDX", "--then", str(over)]))
+    assert done.value.code == 2 and "give --candidates" in capsys.readouterr().err

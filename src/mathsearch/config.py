@@ -82,6 +82,14 @@ def _merged(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def laid_over(config: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """``config`` with the values the TOML file at ``path`` sets itself (its ``base`` aside) laid
+    over it, tables merged key by key: one variant applied to whichever config a choice reached."""
+    own = _read_one(path, "")
+    own.pop("base", None)
+    return _merged(dict(config), own)
+
+
 def frozen(value: Any) -> Any:
     """``value`` with every table a read-only mapping and every array a tuple."""
     if isinstance(value, Mapping):

@@ -15,6 +15,10 @@ repeated k-fold cross-validation over topics, the folds stratified by year and t
   is made on the other folds and scored on this one; the mean out-of-fold score is what choosing
   among these settings is worth on topics it did not see (a fixed setting's out-of-fold mean is its
   plain mean: each topic is out of fold once a repeat);
+* a choice made in *steps* (``steps``): each step chooses among the settings that the previous
+  step's pick leads to (e.g. the links of a config, then a stage laid over whichever links were
+  chosen); cross-validating it chooses every step on the training folds alone (nested), so the
+  figure is that of the whole procedure, not of its last step given the first;
 * *deciding* (:func:`decide`): the setting chosen on all the pooled topics replaces the simplest
   one when the cross-validated choice beats the simplest setting by more than the tie band on the
   primary measure; the mean difference comes with a bootstrap 95% interval (topics resampled within
@@ -40,6 +44,9 @@ SEED = 39
 BOOTSTRAP = 10_000
 
 Topic = tuple[str, str]  # (year, topic id): topic ids may repeat across years
+# A choice in steps: step i maps each setting step i - 1 may pick (the first step: "") to the
+# settings it chooses among, simplest first; its pick is what step i + 1 starts from.
+Steps = Sequence[Mapping[str, Sequence[str]]]
 PerTopic = Mapping[Topic, float]
 SettingScores = Mapping[str, PerTopic]  # measure -> per-topic values
 Scores = Mapping[str, SettingScores]  # setting -> measure -> per-topic values
@@ -106,6 +113,21 @@ def choose(scores: Scores, order: Sequence[str], topics: Sequence[Topic] | None 
     return best
 
 
+def choose_in_steps(scores: Scores, steps: Steps, topics: Sequence[Topic] | None = None, measure: str = PRIMARY,
+                    tie: float = TIE) -> str:
+    """What :func:`choose` picks at each step in turn, every step on ``topics``."""
+    pick = ""
+    for step in steps:
+        if pick not in step:
+            raise ValueError(f"a step of the choice does not say what follows {pick or 'the start'!r}")
+        pick = choose(scores, step[pick], topics, measure, tie)
+    return pick
+
+
+def one_step(order: Sequence[str]) -> list[dict[str, Sequence[str]]]:
+    return [{"": list(order)}]
+
+
 def bootstrap_interval(diffs: Mapping[Topic, float], samples: int = BOOTSTRAP, seed: int = SEED,
                        level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of per-topic ``diffs``, topics resampled within
@@ -168,9 +190,11 @@ class CrossValidation:
 
 
 def cross_validate(scores: Scores, order: Sequence[str], k: int = FOLDS, repeats: int = REPEATS, seed: int = SEED,
-                   measure: str = PRIMARY, tie: float = TIE) -> CrossValidation:
+                   measure: str = PRIMARY, tie: float = TIE, steps: Steps | None = None) -> CrossValidation:
     """Repeated stratified k-fold cross-validation of :func:`choose` over ``order`` (seeds ``seed``,
-    ``seed + 1``, ...: the same folds every run)."""
+    ``seed + 1``, ...: the same folds every run); with ``steps``, of the whole choice in steps
+    (every step made on the training folds), ``order`` listing every setting the steps name."""
+    steps = steps or one_step(order)
     topics = topics_of(scores, order, measure)
     measures = [m for m in scores[order[0]] if all(m in scores[s] for s in order)]
     sums = {m: dict.fromkeys(topics, 0.0) for m in measures}
@@ -181,8 +205,8 @@ def cross_validate(scores: Scores, order: Sequence[str], k: int = FOLDS, repeats
         value: dict[str, dict[tuple[str, str], float]] = {m: {} for m in measures}
         for i, held in enumerate(parts):
             train = [t for j, part in enumerate(parts) if j != i for t in part]
-            pick = choose(scores, order, train, measure, tie)
-            chosen[pick] += 1
+            pick = choose_in_steps(scores, steps, train, measure, tie)
+            chosen[pick] = chosen.get(pick, 0) + 1
             for m in measures:
                 value[m].update({t: scores[pick][m][t] for t in held})
         for m in measures:
@@ -211,8 +235,10 @@ class YearOut:
         return self.chosen_means[measure] - self.baseline_means[measure]
 
 
-def leave_one_year_out(scores: Scores, order: Sequence[str], measure: str = PRIMARY, tie: float = TIE) -> list[YearOut]:
-    """Chosen on each judged year alone, measured on the other."""
+def leave_one_year_out(scores: Scores, order: Sequence[str], measure: str = PRIMARY, tie: float = TIE,
+                       steps: Steps | None = None) -> list[YearOut]:
+    """Chosen on each judged year alone (every step of ``steps``, when given), measured on the other."""
+    steps = steps or one_step(order)
     topics = topics_of(scores, order, measure)
     years = sorted({y for y, _ in topics})
     check_years(years)
@@ -223,7 +249,7 @@ def leave_one_year_out(scores: Scores, order: Sequence[str], measure: str = PRIM
                 continue
             train = [t for t in topics if t[0] == year]
             test = [t for t in topics if t[0] == other]
-            pick = choose(scores, order, train, measure, tie)
+            pick = choose_in_steps(scores, steps, train, measure, tie)
             ms = [m for m in scores[pick] if m in scores[order[0]]]
             out.append(YearOut(year, other, pick, order[0], {m: mean_on(scores[pick][m], test) for m in ms},
                                {m: mean_on(scores[order[0]][m], test) for m in ms}))
@@ -268,12 +294,16 @@ class Decision:
 
 def decide(scores: Scores, order: Sequence[str], k: int = FOLDS, repeats: int = REPEATS, seed: int = SEED,
            tie: float = TIE, samples: int = BOOTSTRAP, primary: str = PRIMARY,
-           measures: Sequence[str] = MEASURES) -> Decision:
+           measures: Sequence[str] = MEASURES, steps: Steps | None = None) -> Decision:
     """Every figure of the choice among ``order`` (simplest first) and the setting it keeps, chosen
-    on ``primary`` (``measures`` reported)."""
+    on ``primary`` (``measures`` reported).  With ``steps`` the choice is made in those steps
+    (``order``: every setting they name, the simplest first, against which all are measured)."""
     if not order:
         raise ValueError("nothing to choose from")
     order = list(dict.fromkeys(order))
+    named = {s for step in steps or () for nxt in step.values() for s in nxt}
+    if named - set(order):
+        raise ValueError(f"the steps name settings that order does not list: {', '.join(sorted(named - set(order)))}")
     topics = topics_of(scores, order, primary)
     measures = [m for m in measures if all(m in scores[s] for s in order)]
     if primary not in measures:
@@ -285,12 +315,12 @@ def decide(scores: Scores, order: Sequence[str], k: int = FOLDS, repeats: int = 
     per_year = {s: {y: {m: mean_on(scores[s][m], [t for t in topics if t[0] == y]) for m in measures}
                     for y in years} for s in order}
     against = {s: {m: difference(scores[s][m], scores[base][m], m, samples, seed) for m in measures} for s in order}
-    cv = cross_validate(scores, order, k, repeats, seed, primary, tie)
+    cv = cross_validate(scores, order, k, repeats, seed, primary, tie, steps)
     cv_gain = {m: difference(cv.out_of_fold[m], scores[base][m], m, samples, seed) for m in measures}
-    on_all = choose(scores, order, topics, primary, tie)
+    on_all = choose_in_steps(scores, steps or one_step(order), topics, primary, tie)
     chosen = on_all if cv.means[primary] - in_sample[base][primary] > tie else base
     return Decision(tuple(order), chosen, on_all, in_sample, per_year, against, cv, cv_gain,
-                    tuple(leave_one_year_out(scores, order, primary, tie) if tuple(years) == YEARS else ()), tie,
+                    tuple(leave_one_year_out(scores, order, primary, tie, steps) if tuple(years) == YEARS else ()), tie,
                     primary, tuple(measures))
 
 
