@@ -114,3 +114,40 @@ def test_dense_linked_gives_the_threads_that_the_questions_most_like_the_topic_l
     assert combine(ctx, query, config)[400] == 2.0 and combine(ctx, query, config.without_dense())[400] == 1.0
     with pytest.raises(InputError, match=r"system config t \[signals.x\]: .*types duplicate, related, any, not 'both'"):
         signal_from("x", {"kind": "dense_linked", "types": "both"}, "t")
+
+
+def test_dense_feedback_lets_the_best_fused_answers_vote_for_the_answers_like_them(dense_tiny):
+    """``[feedback]``: after fusion, the mean vector of the best ``k`` answers votes (cosine, min-max,
+    times ``weight``) for the best ``depth``; it adds no answer, leaves the others as they were, and
+    is off without vectors or at weight 0; a bad value is refused with its place."""
+    import numpy as np
+
+    from mathsearch.systems import SearchContext, SearchQuery
+    from mathsearch.systems.feedback import Feedback, rescore
+    from mathsearch.systems.ours import OursConfig, combine
+
+    ctx = SearchContext(dense_tiny)
+    ids = [int(a) for a in ctx.dense.answer_ids]
+    fused = {a: float(len(ids) - i) for i, a in enumerate(ids)}  # the first answer best, then in order
+    out = rescore(ctx, fused, Feedback(weight=2.0, k=1, depth=5))
+    assert set(out) == set(fused)
+    best, rest = ids[0], ids[5:]
+    assert out[best] == pytest.approx(fused[best] + 2.0)  # its own vector is the mean: the top vote
+    assert all(out[a] == fused[a] for a in rest)  # beyond depth: untouched
+    vectors = np.asarray(ctx.dense.answers[:5], dtype=np.float32)
+    cosine = vectors @ vectors[0] / np.linalg.norm(vectors[0])
+    votes = [out[a] - fused[a] for a in ids[:5]]
+    assert np.argsort(votes).tolist() == np.argsort(cosine).tolist()  # the more alike, the larger the vote
+    assert min(votes) == pytest.approx(0.0)
+    assert rescore(ctx, fused, Feedback()) == fused and rescore(ctx, {}, Feedback(weight=1.0)) == {}
+    # in ours: after the fusion, with what the index holds; off without vectors
+    raw = {"signals": {"answer": {"weight": 1.0, "fields": {"words->body": 1.0}}}, "feedback": {"weight": 0.5, "k": 2}}
+    config = OursConfig.parse(raw, "t")
+    assert config.needs() == ("dense", "store", "text") and not config.without_dense().feedback.on
+    query = SearchQuery.from_text("Is there an easy proof that prime numbers never end?")
+    plain = combine(ctx, query, config.without_dense())
+    assert combine(ctx, query, config) == rescore(ctx, plain, config.feedback) != plain
+    for bad, message in (({"weight": -1.0}, "weight must be 0 or more"), ({"k": 0}, "k must be at least 1"),
+                         ({"k": 5, "depth": 2}, "depth at least k"), ({"kk": 3}, "unknown key")):
+        with pytest.raises(InputError, match=rf"system config t \[feedback\]: .*{message}"):
+            OursConfig.parse({**raw, "feedback": bad}, "t")

@@ -308,16 +308,22 @@ class DenseIndex:
         scores, rows = index.search(np.ascontiguousarray(vec, dtype=np.float32)[None, :], limit)
         return {int(ids[r]): float(s) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0}
 
-    def score_answers(self, vec: np.ndarray, answer_ids: list[int]) -> dict[int, float]:
-        """Cosine of ``vec`` to each of ``answer_ids`` that has a vector."""
+    def answer_vectors(self, answer_ids: list[int]) -> tuple[list[int], np.ndarray]:
+        """The ids of ``answer_ids`` that have a vector, in their order, and those vectors (float32)."""
         if self._answer_row is None:  # built once, on first use: a dict over every answer
             self._answer_row = {int(a): i for i, a in enumerate(self.answer_ids.tolist())}
         found = [(a, row) for a in answer_ids if (row := self._answer_row.get(a)) is not None]
-        if not found:
+        rows = np.asarray([row for _, row in found], dtype=np.int64)
+        vectors = self.answers[rows].astype(np.float32) if found else np.zeros((0, self.answers.shape[1]), np.float32)
+        return [a for a, _ in found], vectors  # one gather
+
+    def score_answers(self, vec: np.ndarray, answer_ids: list[int]) -> dict[int, float]:
+        """Cosine of ``vec`` to each of ``answer_ids`` that has a vector."""
+        ids, vectors = self.answer_vectors(answer_ids)
+        if not ids:
             return {}
-        rows = np.asarray([row for _, row in found])
-        scores = self.answers[rows].astype(np.float32) @ np.asarray(vec, dtype=np.float32)  # one gather
-        return {a: float(s) for (a, _), s in zip(found, scores, strict=True)}
+        scores = vectors @ np.asarray(vec, dtype=np.float32)
+        return {a: float(s) for a, s in zip(ids, scores, strict=True)}
 
     def search_answers(self, vec: np.ndarray, limit: int = 1000) -> dict[int, float]:
         index = self.ann("answers")

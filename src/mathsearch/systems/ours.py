@@ -5,7 +5,8 @@ A config (``ours.toml`` and its siblings) is read once into a frozen :class:`Our
 depth, its fusion and its signals, each one of the typed kinds of :data:`signals.SIGNAL_KINDS`
 (a misspelt key is an error).  Each signal gives ``{answer: score}``; scores are min-max normalised
 per topic and summed with the signal's weight (CombSUM), or fused by reciprocal rank
-(:mod:`mathsearch.ranking`).  A signal of weight 0 is not computed.
+(:mod:`mathsearch.ranking`).  A signal of weight 0 is not computed.  ``[feedback]``, when a config
+has it, then lets the fused ranking's best answers vote for the answers like them (:mod:`.feedback`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..config import read_toml, typed
 from ..errors import InputError
 from . import signals
 from .base import Ranking, SearchContext, SearchQuery, register
+from .feedback import Feedback, rescore
 from .signals import DENSE_KINDS, Signal, signal_from
 
 DEFAULT_CONFIG = "ours.toml"
@@ -43,12 +45,14 @@ class OursConfig:
     depth: int = 1000
     fusion: Fusion = Fusion()
     signals: tuple[tuple[str, str, Signal], ...] = ()  # (name, kind, signal) in file order
+    feedback: Feedback = Feedback()  # after fusion: off unless the file has [feedback]
 
     @classmethod
     def parse(cls, data: Mapping[str, Any], where: str) -> OursConfig:
-        unknown = sorted(set(data) - {"depth", "fusion", "signals"})
+        unknown = sorted(set(data) - {"depth", "fusion", "signals", "feedback"})
         if unknown:
-            raise InputError(f"system config {where}: unknown key(s) {', '.join(unknown)}; known: depth, fusion, signals")
+            raise InputError(f"system config {where}: unknown key(s) {', '.join(unknown)}; "
+                             "known: depth, fusion, signals, feedback")
         fusion = typed(Fusion, data.get("fusion", {}), f"{where} [fusion]")
         if fusion.method not in ("combsum", "rrf"):
             raise InputError(f"system config {where}: fusion method {fusion.method!r} should be combsum or rrf")
@@ -59,10 +63,12 @@ class OursConfig:
             if unknown:
                 raise InputError(f"system config {where}: [signals.{name}] re-scores the candidates of "
                                  f"{', '.join(unknown)}, which no [signals.NAME] before it defines")
-        return cls(int(data.get("depth", 1000)), fusion, sigs)
+        feedback = typed(Feedback, data.get("feedback", {}), f"{where} [feedback]")
+        return cls(int(data.get("depth", 1000)), fusion, sigs, feedback)
 
     def without_dense(self) -> OursConfig:
-        return dataclasses.replace(self, signals=tuple(s for s in self.signals if s[1] not in DENSE_KINDS))
+        return dataclasses.replace(self, signals=tuple(s for s in self.signals if s[1] not in DENSE_KINDS),
+                                   feedback=Feedback())
 
     @property
     def similar(self) -> signals.QuestionsSignal:
@@ -77,6 +83,8 @@ class OursConfig:
         for _, _, sig in self.signals:
             if sig.weight > 0:
                 needed.update(sig.NEEDS)
+        if self.feedback.on:
+            needed.add("dense")
         return tuple(sorted(needed))
 
 
@@ -126,7 +134,7 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
     config = _as_config(config)
     if query.hidden_threads or query.hidden_questions:  # no signal may read what the query hides
         return _combine_hiding(ctx, query, config, scores_of)
-    if "dense" in config.needs():
+    if any("dense" in sig.NEEDS for _, _, sig in config.signals if sig.weight > 0):  # not the feedback's
         signals.prefetch_query_vector(ctx, query)  # encoded on a worker while the lexical signals run
     similar = signals.SimilarQuestions(ctx, query, config.similar)  # each way computed once, shared
 
@@ -166,8 +174,10 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
     parts = [(sig.weight, earlier[name]) for name, _, sig in config.signals if earlier.get(name)]
     weights, found_all = [w for w, _ in parts], [f for _, f in parts]
     if config.fusion.method == "rrf":
-        return ranking.rrf(found_all, weights, config.fusion.rrf_k)
-    return ranking.combsum(found_all, weights, "minmax")
+        fused = ranking.rrf(found_all, weights, config.fusion.rrf_k)
+    else:
+        fused = ranking.combsum(found_all, weights, "minmax")
+    return rescore(ctx, fused, config.feedback) if config.feedback.on else fused
 
 
 def _run_order(named: list[tuple[str, Signal]]) -> list[tuple[str, Signal]]:
