@@ -43,8 +43,8 @@ class Feedback:
 
 
 def rescore(ctx: SearchContext, fused: Mapping[int, float], feedback: Feedback) -> dict[int, float]:
-    """``fused`` with the feedback's vote added to its best ``depth`` answers (a copy; ``fused``
-    itself when the feedback is off or no answer of the best ``k`` has a vector)."""
+    """A copy of ``fused`` with the feedback's vote added to its best ``depth`` answers (unchanged
+    when the feedback is off or no answer of the best ``k`` has a vector)."""
     if not feedback.on or not fused:
         return dict(fused)
     best = ranking.ranked(fused)[: feedback.depth]
