@@ -227,9 +227,12 @@ def test_vectors_per_shard_by_one_encoder_search_as_the_single_index(encoder, tm
             assert qa.keys() == qb.keys() and len(qa) == min(k, len(questions))
         ids = [int(d) for d in sorted(answers)[::3]]
         assert a.dense.score_answers(vec, ids).keys() == b.dense.score_answers(vec, ids).keys() == set(ids)
+        (ia, va), (ib, vb) = a.dense.answer_vectors(ids[::-1] + [-1]), b.dense.answer_vectors(ids[::-1] + [-1])
+        assert ia == ib == ids[::-1] and np.array_equal(va, vb)  # each from its shard, in the order asked
     config = tmp_path / "dense.toml"
     config.write_text('[signals.d]\nkind = "dense"\nweight = 1.0\nlimit = 1000\n'
-                      '[signals.q]\nkind = "dense_questions"\nweight = 1.0\nlimit = 20\n')
+                      '[signals.q]\nkind = "dense_questions"\nweight = 1.0\nlimit = 20\n'
+                      '[feedback]\nweight = 0.5\nk = 3\n')  # the feedback too: it gathers answers' vectors
     for system in (f"ours:config={config}", "ours"):
         for text in ("prime series converge", "the derivative of $\\sin(x)$"):
             q = SearchQuery("q", text, "", ())

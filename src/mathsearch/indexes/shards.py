@@ -497,3 +497,14 @@ class ShardedDenseIndex:
         for p in self.parts:
             out.update(p.score_answers(vec, answer_ids))
         return out
+
+    def answer_vectors(self, answer_ids: list[int]) -> tuple[list[int], np.ndarray]:
+        """:meth:`DenseIndex.answer_vectors` over the shards: each answer's vector from the shard
+        that holds it, in the order of ``answer_ids``."""
+        rows: dict[int, np.ndarray] = {}
+        for p in self.parts:
+            ids, vectors = p.answer_vectors(answer_ids)
+            rows.update(zip(ids, vectors, strict=True))
+        found = [a for a in answer_ids if a in rows]
+        width = self.parts[0].answers.shape[1]
+        return found, np.stack([rows[a] for a in found]) if found else np.zeros((0, width), np.float32)
