@@ -125,6 +125,7 @@ def choose_in_steps(scores: Scores, steps: Steps, topics: Sequence[Topic] | None
 
 
 def one_step(order: Sequence[str]) -> list[dict[str, Sequence[str]]]:
+    """The choice among ``order`` as :data:`Steps` of one step."""
     return [{"": list(order)}]
 
 
@@ -301,7 +302,8 @@ def decide(scores: Scores, order: Sequence[str], k: int = FOLDS, repeats: int = 
     if not order:
         raise ValueError("nothing to choose from")
     order = list(dict.fromkeys(order))
-    named = {s for step in steps or () for nxt in step.values() for s in nxt}
+    steps = steps or one_step(order)
+    named = {s for step in steps for nxt in step.values() for s in nxt}
     if named - set(order):
         raise ValueError(f"the steps name settings that order does not list: {', '.join(sorted(named - set(order)))}")
     topics = topics_of(scores, order, primary)
@@ -317,7 +319,7 @@ def decide(scores: Scores, order: Sequence[str], k: int = FOLDS, repeats: int = 
     against = {s: {m: difference(scores[s][m], scores[base][m], m, samples, seed) for m in measures} for s in order}
     cv = cross_validate(scores, order, k, repeats, seed, primary, tie, steps)
     cv_gain = {m: difference(cv.out_of_fold[m], scores[base][m], m, samples, seed) for m in measures}
-    on_all = choose_in_steps(scores, steps or one_step(order), topics, primary, tie)
+    on_all = choose_in_steps(scores, steps, topics, primary, tie)
     chosen = on_all if cv.means[primary] - in_sample[base][primary] > tie else base
     return Decision(tuple(order), chosen, on_all, in_sample, per_year, against, cv, cv_gain,
                     tuple(leave_one_year_out(scores, order, primary, tie, steps) if tuple(years) == YEARS else ()), tie,
