@@ -41,7 +41,7 @@ import sys
 from pathlib import Path
 
 import mathsearch.systems  # noqa: F401  (registers every signal, the formula one too)
-from mathsearch.config import laid_over
+from mathsearch.config import laid_over, own_values
 from mathsearch.errors import InputError
 from mathsearch.evaluation import selection
 from mathsearch.evaluation.measures import RANKED_MEASURES
@@ -342,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         configs.update(capped(configs, shares(args.max_df)))
         steps = then_steps(configs, [f for f in args.then.split(",") if f]) if args.then else None
         for f, cfg in configs.items():
+            OursConfig.parse(cfg, f)  # a misspelt key is refused here, named by its file, before any search
             check_dense(args.index, cfg, f)
         title = "### fixed configs, simplest first" + (", then each --then file over the one chosen" if steps else "")
         decision = decide(Bench(args.index, sets, args.cache), configs, title, steps=steps)
@@ -366,14 +367,18 @@ def main(argv: list[str] | None = None) -> int:
 def then_steps(configs: dict[str, dict], files: list[str]) -> selection.Steps:
     """The two steps of ``--then``: ``configs`` (simplest first), then the one chosen alone or with
     one file laid over it (added to ``configs`` as ``CONFIG+FILE``)."""
+    overlays = {}
+    for f in files:  # each file read once, laid over every candidate
+        overlays[Path(f).stem] = own_values(f)
+        if not overlays[Path(f).stem]:
+            raise InputError(f"--then {f}: the file sets nothing to lay over the candidates")
     firsts = list(configs)
     second: dict[str, list[str]] = {}
     for first in firsts:
         second[first] = [first]
-        for f in files:
-            label = f"{first}+{Path(f).stem}"
-            configs[label] = laid_over(configs[first], f)
-            second[first].append(label)
+        for stem, over in overlays.items():
+            configs[f"{first}+{stem}"] = laid_over(configs[first], over)
+            second[first].append(f"{first}+{stem}")
     return [{"": firsts}, second]
 
 

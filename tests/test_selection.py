@@ -352,6 +352,19 @@ def test_tune_ours_then_lays_each_file_over_every_candidate_as_a_second_step(tmp
     assert configs["m0"]["signals"]["answer"]["limit"] == 1000 and "feedback" not in configs["m0"]
     with pytest.raises(InputError, match="does not exist"):
         tune_ours.then_steps(dict(configs), [str(tmp_path / "missing.toml")])
+    (tmp_path / "empty.toml").write_text('base = "ours.toml"\n')
+    with pytest.raises(InputError, match="empty.toml: the file sets nothing"):
+        tune_ours.then_steps(dict(configs), [str(tmp_path / "empty.toml")])
+    with pytest.raises(InputError, match="is a folder"):
+        tune_ours.then_steps(dict(configs), [str(tmp_path)])
     with pytest.raises(SystemExit) as done:
         run_script(lambda: tune_ours.main(["--index", "IDX", "--then", str(over)]))
     assert done.value.code == 2 and "give --candidates" in capsys.readouterr().err
+    # a misspelt table is refused before any search, named by the setting it made
+    bad = tmp_path / "fbk.toml"
+    bad.write_text("[feedbak]\nweight = 0.5\n")
+    with pytest.raises(SystemExit) as done:
+        run_script(lambda: tune_ours.main(["--index", str(tmp_path / "no-index"), "--candidates", "packaged",
+                                           "--then", str(bad)]))
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "packaged+fbk" in err and "unknown key(s) feedbak" in err

@@ -82,12 +82,17 @@ def _merged(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def laid_over(config: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """``config`` with the values the TOML file at ``path`` sets itself (its ``base`` aside) laid
-    over it, tables merged key by key: one variant applied to whichever config a choice reached."""
+def own_values(path: str) -> dict[str, Any]:
+    """The values the TOML file at ``path`` sets itself, its ``base`` aside: a variant to lay over
+    whichever config a choice reached (:func:`laid_over`)."""
     own = _read_one(path, "")
     own.pop("base", None)
-    return _merged(dict(config), own)
+    return own
+
+
+def laid_over(config: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with ``over``'s values laid over it, tables merged key by key."""
+    return _merged(dict(config), over)
 
 
 def frozen(value: Any) -> Any:
