@@ -139,13 +139,13 @@ class Bench:
         return out
 
 
-def check_dense(index: Path, config: dict, where: str) -> None:
+def check_dense(index: Path, config: dict, where: str, remedy: str = "pass --no-dense") -> None:
     """Exit 2 (an InputError) when ``config`` weights a dense signal and ``index`` has no vectors."""
     dense = [n for n, s in config.get("signals", {}).items() if s.get("kind") in DENSE_KINDS and s.get("weight")]
     dense += ["[feedback]"] if config.get("feedback", {}).get("weight") else []
     if dense and not DenseIndex.exists(index):
         raise InputError(f"{index}: no dense vectors (dense/manifest.json), which {where}'s signals "
-                         f"{', '.join(dense)} need; build the index with --dense, or pass --no-dense")
+                         f"{', '.join(dense)} need; build the index with --dense, or {remedy}")
 
 
 def weight_paths(config: dict) -> list[tuple[str, ...]]:
@@ -327,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--max-df and --then vary the --candidates configs; give --candidates")
     if args.then and args.check_on_judged:
         raise InputError("--check-on-judged checks a choice in one step; leave out --then")
+    if args.out is not None:
+        check_out(args.out)
     packaged = packaged_config_for(args.index)
     sets = judged_sets()
     if args.check_on_judged and args.qrels_dir is None:
@@ -343,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         steps = then_steps(configs, [f for f in args.then.split(",") if f]) if args.then else None
         for f, cfg in configs.items():
             OursConfig.parse(cfg, f)  # a misspelt key is refused here, named by its file, before any search
-            check_dense(args.index, cfg, f)
+            check_dense(args.index, cfg, f, "leave that candidate out")  # --no-dense drops a --config's signals only
         title = "### fixed configs, simplest first" + (", then each --then file over the one chosen" if steps else "")
         decision = decide(Bench(args.index, sets, args.cache), configs, title, steps=steps)
         if args.out:
@@ -380,6 +382,17 @@ def then_steps(configs: dict[str, dict], files: list[str]) -> selection.Steps:
             configs[f"{first}+{stem}"] = laid_over(configs[first], over)
             second[first].append(f"{first}+{stem}")
     return [{"": firsts}, second]
+
+
+def check_out(out: Path) -> None:
+    """Refuse ``--out`` before any search, not after: a file there, or a record of an earlier
+    decision in it (nothing is overwritten)."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file, not a folder")
+    names = ["chosen.toml", "selection.json", *(f"tuned-on-{y}.toml" for y in selection.YEARS)]
+    there = [n for n in names if (out / n).exists()]
+    if there:
+        raise InputError(f"{out} already holds {', '.join(there)}; choose another --out (nothing is overwritten)")
 
 
 def write_out(out: Path, chosen: dict, args: argparse.Namespace) -> None:

@@ -368,3 +368,12 @@ def test_tune_ours_then_lays_each_file_over_every_candidate_as_a_second_step(tmp
                                            "--then", str(bad)]))
     err = capsys.readouterr().err
     assert done.value.code == 2 and "packaged+fbk" in err and "unknown key(s) feedbak" in err
+    # --out: a file, or a folder holding an earlier record, is refused before any search; nothing is touched
+    (tmp_path / "rec").mkdir()
+    (tmp_path / "rec" / "selection.json").write_text("mine")
+    for out, message in ((bad, "is a file, not a folder"), (tmp_path / "rec", "already holds selection.json")):
+        with pytest.raises(SystemExit) as done:
+            run_script(lambda out=out: tune_ours.main(["--index", str(tmp_path / "no-index"), "--candidates",
+                                                        "packaged", "--out", str(out)]))
+        assert done.value.code == 2 and message in capsys.readouterr().err
+    assert (tmp_path / "rec" / "selection.json").read_text() == "mine" and bad.read_text().startswith("[feedbak]")
