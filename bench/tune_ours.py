@@ -98,7 +98,7 @@ class Bench:
     def fused(self, config: dict, query: SearchQuery) -> dict[int, float]:
         """:func:`combine` itself, its signals' scores taken from the cache."""
         parsed = OursConfig.parse(config, "(tuning)")
-        similar_key = repr(parsed.similar)
+        similar_key = repr(parsed.similar) + repr(parsed.teacher)  # the similar questions they start from
 
         def cached(name: str, sig, similar, earlier) -> dict[int, float]:
             variant = repr(dataclasses.replace(sig, weight=0.0)) + similar_key
@@ -269,6 +269,13 @@ def simplify(bench: Bench, start: dict) -> dict:
                           "### the dense feedback dropped alone")
         if not decision.replaces:
             simplified["feedback"]["weight"] = 0.0
+    rescore = start.get("teacher", {}).get("rescore")
+    if rescore:  # the teacher's re-scoring of the similar questions, where the config has it
+        without = put(start, ("teacher", "rescore"), 0)
+        decision = decide(bench, {"without the teacher": without, f"with the teacher ({rescore})": start},
+                          "### the teacher's re-scoring dropped alone")
+        if not decision.replaces:
+            simplified["teacher"]["rescore"] = 0
     return simplified
 
 
@@ -355,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_dense:
         start["signals"] = {k: v for k, v in start["signals"].items() if v.get("kind") not in DENSE_KINDS}
         start.pop("feedback", None)
+        start.pop("teacher", None)
     check_dense(args.index, start, args.config or packaged)
     bench = Bench(args.index, sets, args.cache)
     chosen = simplify(bench, start) if args.simplify else ascend(bench, start, args.rounds)

@@ -25,9 +25,16 @@ def one_by_one(ctx, query, config):
     return combine(ctx, query, config, asked), order
 
 
-def test_side_by_side_equals_one_by_one_on_the_sample(sample_index):
+def test_side_by_side_equals_one_by_one_on_the_sample(sample_index, tmp_path):
     ctx = SearchContext(sample_index)
-    config = ours_config("", "ours_static.toml").without_dense()  # answer, questions, linked, formula re-scoring
+    lexical = tmp_path / "lexical.toml"  # the lexical part of ours_static.toml until 2026-11-30
+    lexical.write_text(
+        '[signals.answer]\nweight = 2.0\nfields = { "words->body" = 4.0, "math->body_math" = 2.0, '
+        '"title_words->title" = 1.0, "words->question" = 0.5, "tags->tags" = 2.0, "math->q_math" = 0.5 }\n'
+        '[signals.questions]\nweight = 0.5\nfields = { "title_words->title" = 1.0, "words->question" = 0.5 }\n'
+        '[signals.linked]\nweight = 1.0\n'
+        '[signals.formula]\nkind = "formula"\nweight = 0.5\nrerank = 100\ncandidates = ["answer"]\n')
+    config = ours_config(str(lexical))  # answer, questions, linked, formula re-scoring
     assert any(sig.reads_earlier() for _, _, sig in config.signals)
     queries = [SearchQuery.from_topic(t) for t in read_topics(TOPICS / "task1-2021.xml")][:12]
     for query in queries:

@@ -264,7 +264,8 @@ class Reranker(pt.Transformer):
             rescorer.add(dict.fromkeys(ids, 0.0))
             found = rescorer.result()
         else:
-            found = sig.scores(ctx, query, signals.SimilarQuestions(ctx, query, self.config.similar))
+            found = sig.scores(ctx, query, signals.SimilarQuestions(ctx, query, self.config.similar,
+                                                                       teacher=self.config.teacher))
         return {str(i): float(found.get(i, 0.0)) for i in ids}
 
     def transform(self, results: pd.DataFrame) -> pd.DataFrame:

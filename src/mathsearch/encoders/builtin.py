@@ -203,6 +203,51 @@ class MiniLMQueryEncoder:
             progress(stage, len(texts), len(texts))
         return np.vstack(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
 
+    def encode_passages(self, texts: list[str], max_tokens: int = 256, batch: int = 8) -> np.ndarray:
+        """Many passages at once, each cut to its first ``max_tokens`` word pieces (MiniLM's own
+        limit is 256), in batches of ``batch`` sorted by length (each padded to its longest only), on
+        torch's threads: what ``ours``' teacher re-scoring encodes at query time (:mod:`mathsearch.systems.teacher`).
+        The vectors equal :meth:`encode_one`'s at 256 to float rounding (the padding is masked)."""
+        import torch
+
+        if not 1 <= max_tokens <= 256:
+            raise InputError(f"MiniLM reads 1 to 256 word pieces, not {max_tokens}.")
+        out = np.zeros((len(texts), self.dim), np.float32)
+        if not texts:
+            return out
+        tokenizer = self._truncating(max_tokens)
+        encoded = tokenizer.encode_batch([t[: self.max_chars] for t in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+        with torch.inference_mode():
+            for start in range(0, len(order), batch):
+                rows = order[start : start + batch]
+                width = max(len(encoded[i].ids) for i in rows)
+                ids = torch.zeros((len(rows), width), dtype=torch.long)
+                mask = torch.zeros((len(rows), width), dtype=torch.long)
+                for r, i in enumerate(rows):
+                    n = len(encoded[i].ids)
+                    ids[r, :n] = torch.tensor(encoded[i].ids)
+                    mask[r, :n] = 1
+                with _arithmetic(self.precision):
+                    tokens = self.model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids))[0]
+                tokens = tokens.float()
+                weights = mask.unsqueeze(-1).to(tokens.dtype)
+                mean = torch.sum(tokens * weights, 1) / torch.clamp(weights.sum(1), min=1e-9)
+                out[rows] = torch.nn.functional.normalize(mean, p=2, dim=1).numpy()
+        return out
+
+    def _truncating(self, max_tokens: int):
+        """The tokenizer cut at ``max_tokens`` (a copy per length, kept: the query tokenizer stays at 256)."""
+        kept = self.__dict__.setdefault("_tokenizers", {})
+        if max_tokens not in kept:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_str(self.tokenizer.to_str())
+            tokenizer.enable_truncation(max_tokens)
+            tokenizer.no_padding()
+            kept[max_tokens] = tokenizer
+        return kept[max_tokens]
+
     def encode_one(self, text: str) -> np.ndarray:
         import torch
 

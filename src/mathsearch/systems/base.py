@@ -103,6 +103,7 @@ class SearchContext(IndexDirectory):
         super().__init__(index_dir)
         self.query_vectors: dict[str, Any] = {}
         self.pending_vectors: dict[str, Future] = {}  # query vectors being encoded on the worker
+        self.teacher_vectors: dict[tuple[int, int], Any] = {}  # (word pieces, question) -> vector (.teacher)
         self._pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}  # name -> (pid that made it, pool)
 
     def _pool(self, name: str, threads: int) -> ThreadPoolExecutor:

@@ -6,7 +6,8 @@ depth, its fusion and its signals, each one of the typed kinds of :data:`signals
 (a misspelt key is an error).  Each signal gives ``{answer: score}``; scores are min-max normalised
 per topic and summed with the signal's weight (CombSUM), or fused by reciprocal rank
 (:mod:`mathsearch.ranking`).  A signal of weight 0 is not computed.  ``[feedback]``, when a config
-has it, then lets the fused ranking's best answers vote for the answers like them (:mod:`.feedback`).
+has it, then lets the fused ranking's best answers vote for the answers like them (:mod:`.feedback`);
+``[teacher]`` re-scores the similar questions by vector on a student's index (:mod:`.teacher`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from . import signals
 from .base import Ranking, SearchContext, SearchQuery, register
 from .feedback import Feedback, rescore
 from .signals import DENSE_KINDS, Signal, signal_from
+from .teacher import Teacher
 
 DEFAULT_CONFIG = "ours.toml"
 LEXICAL_CONFIG = "ours_lexical.toml"  # ours:dense=False: tuned without the dense signals
@@ -46,13 +48,14 @@ class OursConfig:
     fusion: Fusion = Fusion()
     signals: tuple[tuple[str, str, Signal], ...] = ()  # (name, kind, signal) in file order
     feedback: Feedback = Feedback()  # after fusion: off unless the file has [feedback]
+    teacher: Teacher = Teacher()  # the similar questions by vector re-scored: off unless [teacher]
 
     @classmethod
     def parse(cls, data: Mapping[str, Any], where: str) -> OursConfig:
-        unknown = sorted(set(data) - {"depth", "fusion", "signals", "feedback"})
+        unknown = sorted(set(data) - {"depth", "fusion", "signals", "feedback", "teacher"})
         if unknown:
             raise InputError(f"system config {where}: unknown key(s) {', '.join(unknown)}; "
-                             "known: depth, fusion, signals, feedback")
+                             "known: depth, fusion, signals, feedback, teacher")
         fusion = typed(Fusion, data.get("fusion", {}), f"{where} [fusion]")
         if fusion.method not in ("combsum", "rrf"):
             raise InputError(f"system config {where}: fusion method {fusion.method!r} should be combsum or rrf")
@@ -64,11 +67,12 @@ class OursConfig:
                 raise InputError(f"system config {where}: [signals.{name}] re-scores the candidates of "
                                  f"{', '.join(unknown)}, which no [signals.NAME] before it defines")
         feedback = typed(Feedback, data.get("feedback", {}), f"{where} [feedback]")
-        return cls(int(data.get("depth", 1000)), fusion, sigs, feedback)
+        teacher = typed(Teacher, data.get("teacher", {}), f"{where} [teacher]")
+        return cls(int(data.get("depth", 1000)), fusion, sigs, feedback, teacher)
 
     def without_dense(self) -> OursConfig:
         return dataclasses.replace(self, signals=tuple(s for s in self.signals if s[1] not in DENSE_KINDS),
-                                   feedback=Feedback())
+                                   feedback=Feedback(), teacher=Teacher())
 
     @property
     def similar(self) -> signals.QuestionsSignal:
@@ -136,7 +140,7 @@ def combine(ctx: SearchContext, query: SearchQuery, config: OursConfig | Mapping
         return _combine_hiding(ctx, query, config, scores_of)
     if any("dense" in sig.NEEDS for _, _, sig in config.signals if sig.weight > 0):  # not the feedback's
         signals.prefetch_query_vector(ctx, query)  # encoded on a worker while the lexical signals run
-    similar = signals.SimilarQuestions(ctx, query, config.similar)  # each way computed once, shared
+    similar = signals.SimilarQuestions(ctx, query, config.similar, teacher=config.teacher)  # each way computed once, shared
 
     def asked(_name: str, sig: Signal, similar: signals.SimilarQuestions,
               earlier: Mapping[str, Mapping[int, float]]) -> dict[int, float]:
@@ -288,7 +292,9 @@ class Ours:
     it is ``ours:dense=False``, the lexical config (:func:`packaged_config_for` says which file).
     ``dense=False`` always runs without dense signals: the packaged ``ours_lexical.toml``, or the
     given config with its dense signals dropped.  A given ``config`` is used as written (its dense
-    signals need an index built with ``--dense``).
+    signals need an index built with ``--dense``).  ``teacher`` (0 or more) sets the config's
+    ``[teacher] rescore``: ``ours:teacher=0`` is the student's config without MiniLM's query-time
+    re-scoring (~1.8 s a query less on two cores, :mod:`.teacher`).
     """
 
     NAME = "ours"
@@ -298,14 +304,20 @@ class Ours:
     config: str = ""  # a TOML file; empty: the packaged config for the index (packaged_config_for)
     dense: bool = True
     threads: bool = True  # run the independent signals side by side (same scores; False: one by one)
+    teacher: int = -1  # the similar questions the teacher re-scores (-1: as the config says)
+
+    def __post_init__(self) -> None:
+        if self.teacher < -1:
+            raise InputError(f"ours: teacher is the number of similar questions MiniLM re-scores (0: none), not {self.teacher}")
 
     def config_for(self, index_dir: str | Path) -> OursConfig:
         """What this ``ours`` runs on ``index_dir``."""
         if not self.dense:
             return ours_config(self.config, LEXICAL_CONFIG).without_dense()
-        if self.config:
-            return ours_config(self.config)
-        return ours_config("", packaged_config_for(index_dir))
+        config = ours_config(self.config) if self.config else ours_config("", packaged_config_for(index_dir))
+        if self.teacher >= 0 and self.teacher != config.teacher.rescore:
+            config = dataclasses.replace(config, teacher=dataclasses.replace(config.teacher, rescore=self.teacher))
+        return config
 
     def needs(self) -> tuple[str, ...]:
         """The lexical indexes always; dense vectors only where a given config asks for them (the

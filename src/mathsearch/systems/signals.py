@@ -33,6 +33,7 @@ from ..indexes.text_index import Clause
 from ..records import LinkType
 from .base import SearchContext, SearchQuery
 from .formula_scores import TANGENT_S, Rescorer, answer_scores, largest_formulae
+from .teacher import Teacher, rescored, search_depth
 
 
 def clauses_from(weights: Mapping[str, float]) -> list[Clause]:
@@ -130,8 +131,10 @@ class SimilarQuestions:
     :meth:`hiding` gives the same with some questions left out (a query that hides them)."""
 
     def __init__(self, ctx: SearchContext, query: SearchQuery, by: QuestionsSignal | None = None,
-                 hidden: frozenset[int] = frozenset(), found: SimilarQuestions | None = None):
+                 hidden: frozenset[int] = frozenset(), found: SimilarQuestions | None = None,
+                 teacher: Teacher = Teacher()):
         self.ctx, self.query, self.by, self.hidden = ctx, query, by or QuestionsSignal(), hidden
+        self.teacher = teacher  # re-scores the ones by vector on a student's index (.teacher)
         self._found = found or self  # the one that computes (a hiding view reads its results)
         # one lock a way: the BM25 search must not wait on the vector search (which waits on the
         # topic's encoding), nor the other way round, when their signals run side by side
@@ -140,7 +143,7 @@ class SimilarQuestions:
         self._dense: dict[int, dict[int, float]] = {}
 
     def hiding(self, questions: Iterable[int]) -> SimilarQuestions:
-        return SimilarQuestions(self.ctx, self.query, self.by, self.hidden | frozenset(questions), self._found)
+        return SimilarQuestions(self.ctx, self.query, self.by, self.hidden | frozenset(questions), self._found, self.teacher)
 
     def _shown(self, found: dict[int, float]) -> dict[int, float]:
         return {q: v for q, v in found.items() if q not in self.hidden} if self.hidden else found
@@ -157,7 +160,8 @@ class SimilarQuestions:
         f = self._found
         with f._dense_lock:
             if limit not in f._dense:
-                f._dense[limit] = dense_questions(f.ctx, f.query, limit)
+                found = dense_questions(f.ctx, f.query, search_depth(f.ctx, f.teacher, limit))
+                f._dense[limit] = rescored(f.ctx, query_vector(f.ctx, f.query), found, f.teacher, limit)
         return self._shown(f._dense[limit])
 
 
