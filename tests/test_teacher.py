@@ -101,7 +101,7 @@ def test_the_packaged_student_config_rescores_and_teacher_0_turns_it_off(student
 
 def test_teacher_settings_are_checked(tmp_path):
     base = {"signals": {"d": {"kind": "dense_questions", "weight": 1.0}}}
-    assert OursConfig.parse({**base, "teacher": {"rescore": 30}}, "t").teacher == Teacher(30, 128)
+    assert OursConfig.parse({**base, "teacher": {"rescore": 30}}, "t").teacher == Teacher(30, 256)
     with pytest.raises(InputError, match=r"\[teacher\].*rescore must be 0 or more"):
         OursConfig.parse({**base, "teacher": {"rescore": -1}}, "t")
     with pytest.raises(InputError, match=r"tokens must be 1 to 256"):
