@@ -52,8 +52,10 @@ def test_results_tables_know_which_rows_are_in_sample_and_where_their_out_of_yea
     made = crossyear.in_sample("ours:dense=False", index)
     assert made.out_of_year == {"2020": f"ours:dense=False,config={folder / 'tuned-on-2021.toml'}", "2021": None}
     assert crossyear.in_sample("formula", index).chosen_on == ("2020", "2021")  # chosen on both years pooled
-    for untuned in ("bm25-thread", "extract", "first-hit", "tangent-s-formula"):
+    for untuned in ("bm25-thread", "first-hit", "extract:consensus=0", "tangent-s-formula"):
         assert crossyear.in_sample(untuned, index).chosen_on == () and crossyear.in_sample(untuned, index).mark("2020") == ""
+    default = crossyear.in_sample("extract", index)  # the consensus choice, chosen on both years
+    assert default.mark("2021") == "in sample" and default.out_of_year == {"2020": "extract", "2021": "extract:consensus=15"}
     assert crossyear.in_sample("extract:consensus=10", index).chosen_on == ("2020", "2021")
     assert crossyear.in_sample("extract:k=2", index).mark("2021") == "in sample"
     # a Task 3 option's out-of-year counterpart is found whatever order its parameters are written in

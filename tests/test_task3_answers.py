@@ -171,16 +171,16 @@ def test_consensus_only_on_a_dense_ranking(sample_index, monkeypatch):
     assert make_system("extract:consensus=0").choice_on(ctx).consensus == 0
 
 
-def test_extract_defaults_to_the_first_hit_even_on_a_dense_ranking(sample_index, monkeypatch):
-    """No other choice of source held out of year both ways (bench/tune_task3.py), so the default is
-    the ranking's first hit, whole when it fits; the consensus choice and condensation are options."""
+def test_extract_takes_the_consensus_choice_on_a_dense_ranking_and_the_first_hit_else(sample_index, monkeypatch):
+    """On a dense ranking the consensus choice held out of fold (bench/tune_task3.py, on both dense
+    bases), so it is the default there; on a lexical ranking (the sample index here) it lost, so the
+    source is the first hit, whole when it fits."""
     from mathsearch.systems import task3
 
     ctx = SearchContext(sample_index)
-    monkeypatch.setattr(task3, "ranks_by_dense", lambda ctx, base: True)  # where it would have voted
     system = make_system("extract")
-    assert system.k == 1 and system.consensus == 0 and system.condense == 0
-    assert system.choice_on(ctx).consensus == 0 and system.depth(system.choice_on(ctx)) == 1
+    assert (system.k, system.consensus, system.consensus_k, system.condense) == (1, 5, 4, 0)
+    assert system.choice_on(ctx).consensus == 0 and system.depth(system.choice_on(ctx)) == 1  # lexical: first hit
     topic = read_topics(TOPICS / "task1-2020.xml", TOPICS / "formulas" / "formulas-2020-latex.tsv")[1]
     query = SearchQuery.from_topic(topic)
     found = task3.base_system(ctx, "").search(ctx, query, 10)
@@ -191,9 +191,15 @@ def test_extract_defaults_to_the_first_hit_even_on_a_dense_ranking(sample_index,
         assert a.sources == (ranking[start][0],)
         whole = compose(pieces(ctx.store.post(ranking[start][0]).body))
         assert a.text == whole if len(whole) <= 1200 else 1 <= len(a.text) <= 1200  # whole when it fits
-    assert make_system("extract:consensus=10").choice_on(ctx).consensus == 10  # the option stays
+    monkeypatch.setattr(task3, "ranks_by_dense", lambda ctx, base: True)  # where it votes
+    assert system.choice_on(ctx).consensus == 5 and system.depth(system.choice_on(ctx)) == 5
+    voted = system.answer_from(ctx, query, ranking)
+    assert voted.sources[0] in [d for d, _ in ranking[:4]]  # one of the top 4, by its agreement with the top 5
+    first = make_system("extract:consensus=0")
+    assert first.choice_on(ctx).consensus == 0 and first.answer_from(ctx, query, ranking).sources == (ranking[0][0],)
     with pytest.raises(InputError, match="consensus=10,condense=4"):
-        make_system("extract:condense=4")  # condensation's peers come with the consensus choice
+        make_system("extract:consensus=0,condense=4")  # condensation's peers come with the consensus choice
+    assert make_system("extract:condense=4").condense == 4  # with the default's consensus choice
 
 
 @pytest.fixture(scope="module")

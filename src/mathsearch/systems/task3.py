@@ -6,17 +6,16 @@ build on a Task 1 ranking (``base``: a Task 1 spec, with ``;`` between its param
 separates ours; empty: ``ours`` as the index allows, see :func:`~.ours.default_spec`):
 
 * ``first-hit``: the first hit, its longest opening that fits (cut between sentences);
-* ``extract``: by default the first hit of the ranking, whole when it fits, its most useful
-  sentences, displayed equations, items and code blocks when it does not
-  (:mod:`mathsearch.answers.extract`).  Every other choice of source was chosen on one year of the
-  sample and measured on the other, both ways (``bench/tune_task3.py``), and none beat the first
-  hit out of year in both directions, so they are options: ``extract:consensus=10`` (where the
-  ranking uses dense vectors, the best of its top ``consensus_k`` answers by reciprocal-rank fusion
-  of the ranking's order and their agreement with the other answers of its top ``consensus``; on a
-  lexical ranking it is not used), ``extract:k=2`` (the best of the top ``k`` by retrieval score,
-  rank, length, the question's math and words and, where known, dense similarity, votes and the
-  accepted flag), and ``extract:consensus=10,condense=4``, which also cuts an answer that fits to
-  the pieces its top peers agree with (higher LO, but an answer can lose a definition it uses);
+* ``extract``: one answer of the ranking, whole when it fits, its most useful sentences, displayed
+  equations, items and code blocks when it does not (:mod:`mathsearch.answers.extract`).  Which
+  answer: on a ranking that uses dense vectors, the consensus choice (the best of its top
+  ``consensus_k`` answers by reciprocal-rank fusion of the ranking's order and their agreement with
+  the other answers of its top ``consensus``; chosen by cross-validation over the pooled topics on
+  both dense bases, ``bench/tune_task3.py``); on a lexical ranking, the first hit
+  (``extract:consensus=0`` everywhere).  Options: ``extract:k=2`` (the best of the top ``k`` by
+  retrieval score, rank, length, the question's math and words and, where known, dense similarity,
+  votes and the accepted flag), and ``extract:consensus=5,condense=4``, which also cuts an answer
+  that fits to the pieces its top peers agree with (higher LO, but an answer can lose a definition it uses);
 * ``generate``: retrieval-augmented generation through an OpenAI-compatible endpoint (URL and
   model as parameters or from the environment; the key only from the environment, so that it
   never lands in a run tag); when the endpoint fails or answers nothing, the ``extract`` answer,
