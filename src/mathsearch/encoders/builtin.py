@@ -193,6 +193,7 @@ class MiniLMQueryEncoder:
         self.tokenizer.no_padding()
         self.model = BertModel.from_pretrained(path).eval()
         self.device = "cpu"
+        self._tokenizers: dict[int, Any] = {}  # encode_passages' tokenizers, by word pieces
 
     def info(self) -> dict[str, Any]:
         return dict(BUILTIN_INFO["minilm"])
@@ -215,38 +216,36 @@ class MiniLMQueryEncoder:
         out = np.zeros((len(texts), self.dim), np.float32)
         if not texts:
             return out
-        tokenizer = self._truncating(max_tokens)
-        encoded = tokenizer.encode_batch([t[: self.max_chars] for t in texts])
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
-        with torch.inference_mode():
-            for start in range(0, len(order), batch):
-                rows = order[start : start + batch]
-                width = max(len(encoded[i].ids) for i in rows)
-                ids = torch.zeros((len(rows), width), dtype=torch.long)
-                mask = torch.zeros((len(rows), width), dtype=torch.long)
-                for r, i in enumerate(rows):
-                    n = len(encoded[i].ids)
-                    ids[r, :n] = torch.tensor(encoded[i].ids)
-                    mask[r, :n] = 1
-                with _arithmetic(self.precision):
-                    tokens = self.model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids))[0]
-                tokens = tokens.float()
-                weights = mask.unsqueeze(-1).to(tokens.dtype)
-                mean = torch.sum(tokens * weights, 1) / torch.clamp(weights.sum(1), min=1e-9)
-                out[rows] = torch.nn.functional.normalize(mean, p=2, dim=1).numpy()
-        return out
-
-    def _truncating(self, max_tokens: int):
-        """The tokenizer cut at ``max_tokens`` (a copy per length, kept: the query tokenizer stays at 256)."""
-        kept = self.__dict__.setdefault("_tokenizers", {})
-        if max_tokens not in kept:
+        tokenizer = self._tokenizers.get(max_tokens)
+        if tokenizer is None:  # a copy per length: the topics' tokenizer stays at 256
             from tokenizers import Tokenizer
 
-            tokenizer = Tokenizer.from_str(self.tokenizer.to_str())
+            tokenizer = self._tokenizers[max_tokens] = Tokenizer.from_str(self.tokenizer.to_str())
             tokenizer.enable_truncation(max_tokens)
-            tokenizer.no_padding()
-            kept[max_tokens] = tokenizer
-        return kept[max_tokens]
+        encoded = tokenizer.encode_batch([t[: self.max_chars] for t in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+        for start in range(0, len(order), batch):
+            rows = order[start : start + batch]
+            ids = torch.zeros((len(rows), max(len(encoded[i].ids) for i in rows)), dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for r, i in enumerate(rows):
+                ids[r, : len(encoded[i].ids)] = torch.tensor(encoded[i].ids)
+                mask[r, : len(encoded[i].ids)] = 1
+            out[rows] = self._pooled(ids, mask)
+        return out
+
+    def _pooled(self, ids, mask) -> np.ndarray:
+        """MiniLM's sentence vectors of a batch of word-piece ids (rows padded, ``mask`` 0 there):
+        the mean of the token outputs over the mask, L2-normalised, as the model's ``modules.json`` says."""
+        import torch
+
+        with torch.inference_mode():
+            with _arithmetic(self.precision):
+                tokens = self.model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids))[0]
+            tokens = tokens.float()
+            weights = mask.unsqueeze(-1).to(tokens.dtype)
+            mean = torch.sum(tokens * weights, 1) / torch.clamp(weights.sum(1), min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2, dim=1).numpy()
 
     def encode_one(self, text: str) -> np.ndarray:
         import torch
@@ -254,16 +253,8 @@ class MiniLMQueryEncoder:
         pieces = self.tokenizer.encode(text[: self.max_chars])
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # one short passage gains little from threads, and they hurt on a busy machine
-        try:
-            with torch.inference_mode():
-                mask = torch.tensor([pieces.attention_mask])
-                with _arithmetic(self.precision):
-                    tokens = self.model(input_ids=torch.tensor([pieces.ids]), attention_mask=mask,
-                                        token_type_ids=torch.tensor([pieces.type_ids]))[0]
-                tokens = tokens.float()
-                weights = mask.unsqueeze(-1).expand(tokens.size()).to(tokens.dtype)
-                mean = torch.sum(tokens * weights, 1) / torch.clamp(weights.sum(1), min=1e-9)
-                return torch.nn.functional.normalize(mean, p=2, dim=1)[0].numpy().astype(np.float32)
+        try:  # one sequence: its type ids are all 0, as _pooled's
+            return self._pooled(torch.tensor([pieces.ids]), torch.tensor([pieces.attention_mask]))[0].astype(np.float32)
         finally:
             torch.set_num_threads(threads)
 

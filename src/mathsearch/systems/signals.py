@@ -33,7 +33,7 @@ from ..indexes.text_index import Clause
 from ..records import LinkType
 from .base import SearchContext, SearchQuery
 from .formula_scores import TANGENT_S, Rescorer, answer_scores, largest_formulae
-from .teacher import Teacher, rescored, search_depth
+from .teacher import Teacher, applies, rescored
 
 
 def clauses_from(weights: Mapping[str, float]) -> list[Clause]:
@@ -160,8 +160,11 @@ class SimilarQuestions:
         f = self._found
         with f._dense_lock:
             if limit not in f._dense:
-                found = dense_questions(f.ctx, f.query, search_depth(f.ctx, f.teacher, limit))
-                f._dense[limit] = rescored(f.ctx, query_vector(f.ctx, f.query), found, f.teacher, limit)
+                if applies(f.ctx, f.teacher):  # a student's index: its best questions re-scored by MiniLM
+                    found = dense_questions(f.ctx, f.query, max(limit, f.teacher.rescore))
+                    f._dense[limit] = rescored(f.ctx, query_vector(f.ctx, f.query), found, f.teacher, limit)
+                else:
+                    f._dense[limit] = dense_questions(f.ctx, f.query, limit)
         return self._shown(f._dense[limit])
 
 

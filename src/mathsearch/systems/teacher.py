@@ -54,21 +54,15 @@ def applies(ctx: SearchContext, teacher: Teacher) -> bool:
     return teacher.on and bool(ctx.dense.manifest.get("query_encoder"))
 
 
-def search_depth(ctx: SearchContext, teacher: Teacher, limit: int) -> int:
-    """How many questions to find by the index's vectors for ``limit`` similar questions."""
-    return max(limit, teacher.rescore) if applies(ctx, teacher) else limit
-
-
 def rescored(ctx: SearchContext, vector: np.ndarray, found: dict[int, float], teacher: Teacher,
              limit: int) -> dict[int, float]:
-    """The best ``limit`` of ``found`` (the questions found to :func:`search_depth` by the index's
-    vectors, every one re-scored) by the teacher's cosine to the topic's ``vector``; ``found``
-    itself when the teacher does not apply."""
-    if not applies(ctx, teacher) or not found:
-        return found
+    """The best ``limit`` of ``found`` (the best ``max(limit, teacher.rescore)`` questions by the
+    index's vectors, where the teacher :func:`applies`), every one re-scored by the teacher's cosine
+    to the topic's ``vector``."""
     pool = list(found)
-    vectors = question_vectors(ctx, pool, teacher.tokens)
-    cosine = vectors @ np.asarray(vector, dtype=np.float32)
+    if not pool:
+        return {}
+    cosine = question_vectors(ctx, pool, teacher.tokens) @ np.asarray(vector, dtype=np.float32)
     return ranking.top(dict(zip(pool, cosine.tolist(), strict=True)), limit)
 
 
