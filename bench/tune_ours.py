@@ -253,29 +253,21 @@ def ascend(bench: Bench, start: dict, rounds: int) -> dict:
 
 
 def simplify(bench: Bench, start: dict) -> dict:
+    """Each part of ``start`` that is on, dropped alone (its weight, or the teacher's re-scoring, to
+    0); the parts whose dropping the choice keeps are dropped together."""
+    parts = [(("signals", name, "weight"), name) for name, sec in start.get("signals", {}).items() if sec.get("weight")]
+    if start.get("feedback", {}).get("weight"):  # the dense feedback after fusion, where the config has it
+        parts.append((("feedback", "weight"), "feedback"))
+    if start.get("teacher", {}).get("rescore"):  # the teacher's re-scoring of the similar questions
+        parts.append((("teacher", "rescore"), "the teacher"))
     simplified = copy.deepcopy(start)
-    for name, sec in start.get("signals", {}).items():
-        if not sec.get("weight"):
-            continue
-        without = put(start, ("signals", name, "weight"), 0.0)
-        decision = decide(bench, {f"without {name}": without, f"with {name} ({sec['weight']:g})": start},
-                          f"### {name} dropped alone")
+    for path, label in parts:
+        off = 0 if path[0] == "teacher" else 0.0
+        value = get(start, path)
+        decision = decide(bench, {f"without {label}": put(start, path, off), f"with {label} ({value:g})": start},
+                          f"### {label} dropped alone")
         if not decision.replaces:
-            simplified["signals"][name]["weight"] = 0.0
-    weight = start.get("feedback", {}).get("weight")
-    if weight:
-        without = put(start, ("feedback", "weight"), 0.0)
-        decision = decide(bench, {"without feedback": without, f"with feedback ({weight:g})": start},
-                          "### the dense feedback dropped alone")
-        if not decision.replaces:
-            simplified["feedback"]["weight"] = 0.0
-    rescore = start.get("teacher", {}).get("rescore")
-    if rescore:  # the teacher's re-scoring of the similar questions, where the config has it
-        without = put(start, ("teacher", "rescore"), 0)
-        decision = decide(bench, {"without the teacher": without, f"with the teacher ({rescore})": start},
-                          "### the teacher's re-scoring dropped alone")
-        if not decision.replaces:
-            simplified["teacher"]["rescore"] = 0
+            simplified = put(simplified, path, off)
     return simplified
 
 
