@@ -25,15 +25,19 @@ TINY = TrainConfig(seed=5, epochs=8, batch=4, lr=0.05, latex_vocab=5, min_latex_
                    val_fraction=0.25, patience=8, threads=1, contrastive=0.5)
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """A tiny index and a static encoder trained on it (MiniLM as teacher, random start)."""
-    root = tmp_path_factory.mktemp("enc")
+def tiny_student(root):
+    """A tiny index under ``root`` and a static encoder trained on it (MiniLM as teacher, random
+    start): ``(index, encoder folder, its info)``."""
     index = root / "index"
     build_index(make_dump(root / "dump"), index)
     with Store.open(index) as store:
         info = train(store, root / "enc", "tiny", TINY, source="tiny fixture")
     return index, root / "enc", info
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return tiny_student(tmp_path_factory.mktemp("enc"))
 
 
 def test_check_encoder_is_cheap_and_says_what_is_wrong(monkeypatch, tmp_path):

@@ -6,11 +6,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from test_encoders import TINY
+from test_encoders import tiny_student
 from test_search_golden import make_dump
 
 from mathsearch.building import build_index
-from mathsearch.building.train import train
 from mathsearch.encoders import load_encoder, shared_encoder
 from mathsearch.errors import InputError
 from mathsearch.indexes.dense import DenseIndex, build_dense_index, passage
@@ -26,12 +25,9 @@ TOPIC = "Do the prime numbers go on forever?"
 @pytest.fixture(scope="module")
 def student_tiny(tmp_path_factory):
     """A tiny index whose vectors come from a static student, its topics encoded by MiniLM."""
-    root = tmp_path_factory.mktemp("teacher")
-    index = root / "index"
-    build_index(make_dump(root / "dump"), index)
+    index, encoder, _ = tiny_student(tmp_path_factory.mktemp("teacher"))
     with Store.open(index) as store:
-        train(store, root / "enc", "tiny", TINY, source="tiny fixture")
-        build_dense_index(store, index, encoder=str(root / "enc"), query_encoder="minilm")
+        build_dense_index(store, index, encoder=str(encoder), query_encoder="minilm")
     return index
 
 
